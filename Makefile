@@ -1,0 +1,36 @@
+# Two commands do all the set-up on a fresh machine:
+#   make demo   creates .venv, installs duograd with every extra, runs the walkthrough
+#   make test   the same set-up, then every test (python tests/run_all.py)
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+
+.PHONY: demo quick test graphviz bench clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e ".[all]"
+	touch $@
+
+# Graphviz's native `dot` where the platform allows it; the matplotlib fallback otherwise.
+graphviz:
+	@command -v dot >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; \
+	  else echo "Graphviz not installed: graph pictures use the matplotlib fallback"; fi; }
+
+demo: $(VENV)/.installed graphviz
+	$(PY) walkthrough.py
+
+quick: $(VENV)/.installed graphviz
+	$(PY) walkthrough.py --quick
+
+test: $(VENV)/.installed graphviz
+	$(PY) tests/run_all.py
+
+bench: $(VENV)/.installed
+	$(PY) benchmarks/run.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,86 @@
+"""Pure shape logic: broadcasting, its adjoint, and axis normalisation.
+
+Broadcasting is a linear map that copies an input along new or size-1 axes. Its
+adjoint (transpose) sums a gradient back over exactly those axes. ``sum_to`` is that
+adjoint, and the engine calls it in one place, after every VJP rule, so no rule ever
+reduces its own broadcast (see ``autograd.backpropagate``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .tensor import Tensor
+
+Shape = tuple[int, ...]
+
+
+def broadcast_shape(*shapes: Shape, op: str = "broadcast") -> Shape:
+    """The NumPy broadcast of ``shapes``, or a ValueError naming ``op`` and the shapes.
+
+    >>> broadcast_shape((3, 1), (1, 4))
+    (3, 4)
+    """
+    ndim = max((len(s) for s in shapes), default=0)
+    result = []
+    for i in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            if len(s) >= -i:
+                n = s[i]
+                if n != 1:
+                    if size not in (1, n):
+                        shown = " and ".join(str(tuple(s)) for s in shapes)
+                        raise ValueError(f"{op}: shapes {shown} do not broadcast")
+                    size = n
+        result.append(size)
+    return tuple(result)
+
+
+def sum_to(g: "Tensor", shape: Shape) -> "Tensor":
+    """Sum ``g`` down to ``shape``: the adjoint of broadcasting ``shape`` to ``g.shape``.
+
+    It sums over the leading axes that broadcasting added and over the axes where
+    ``shape`` has size 1. It is written with Tensor operations, so it records a graph
+    when gradients are themselves being differentiated.
+
+    >>> import duograd as dg
+    >>> sum_to(dg.ones((64, 10)), (10,)).numpy()[:3]
+    array([64., 64., 64.])
+    """
+    if g.shape == shape:  # the cheap comparison first: most edges do not broadcast
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
+    )
+    if axes:
+        g = g.sum(axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str) -> tuple[int, ...]:
+    """``axis`` as a sorted tuple of non-negative axes; None means every axis.
+
+    >>> normalize_axes(-1, 3, "sum")
+    (2,)
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
+        if not -ndim <= a < ndim:
+            raise ValueError(f"{op}: axis {a} is out of range for a tensor of {ndim} dimensions")
+        out.append(a % ndim if ndim else a)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{op}: repeated axis in {axis!r}")
+    return tuple(sorted(out))
+
+
+def keepdims_shape(shape: Shape, axes: tuple[int, ...]) -> Shape:
+    """``shape`` with the reduced ``axes`` kept as size 1."""
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
