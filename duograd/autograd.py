@@ -248,83 +248,106 @@ def exit_forward_level(lvl: int) -> None:
 
 # ---------------------------------------------------------------- reverse mode
 
-def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
-    """Nodes reachable from ``roots`` through inputs that require grad, inputs first.
+def _released(node: Tensor) -> RuntimeError:
+    return RuntimeError(
+        f"backward: the graph through '{node._op.name}' (output shape {node.shape}) was already "
+        "released by an earlier backward; pass retain_graph=True to the first backward to go "
+        "through it twice")
 
-    Iterative depth-first post-order: no recursion, so a chain of any depth works.
+
+def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
+    """Nodes reachable from ``roots`` through inputs that require grad, every consumer
+    before its inputs.
+
+    Two iterative passes (no recursion, so a chain of any depth works): count each
+    node's consumers, then emit a node once all its consumers have been emitted.
+    Tensors hash by identity, so they key the dicts directly.
     """
-    order: list[Tensor] = []
-    seen: set[int] = set()
-    for root in roots:
-        if id(root) in seen:
+    deps: dict[Tensor, int] = {}
+    stack = []
+    for r in roots:
+        if r not in deps:
+            deps[r] = 0
+            stack.append(r)
+    while stack:
+        node = stack.pop()
+        inputs = node._inputs
+        if inputs is None:
+            if node._op is not None:
+                raise _released(node)
             continue
-        seen.add(id(root))
-        stack = [(root, 0)]
-        while stack:
-            node, i = stack[-1]
-            inputs = node._inputs
-            if inputs is None and node._op is not None:
-                raise RuntimeError(
-                    f"backward: the graph through '{node._op.name}' (output shape {node.shape}) "
-                    "was already released by an earlier backward; pass retain_graph=True to the "
-                    "first backward to go through it twice")
-            if inputs is not None and i < len(inputs):
-                stack[-1] = (node, i + 1)
-                x = inputs[i]
-                if x.requires_grad and id(x) not in seen:
-                    seen.add(id(x))
-                    stack.append((x, 0))
-            else:
-                stack.pop()
-                order.append(node)
+        for x in inputs:
+            if x.requires_grad:
+                c = deps.get(x)
+                if c is None:
+                    deps[x] = 1
+                    stack.append(x)
+                else:
+                    deps[x] = c + 1
+    order = []
+    ready = [r for r in dict.fromkeys(roots) if deps[r] == 0]
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        inputs = node._inputs
+        if inputs is not None:
+            for x in inputs:
+                if x.requires_grad:
+                    c = deps[x] - 1
+                    deps[x] = c
+                    if c == 0:
+                        ready.append(x)
     return order
 
 
 def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool = False,
                   retain_graph: bool = False, targets: Sequence[Tensor] | None = None
-                  ) -> dict[int, tuple[Tensor, Tensor]]:
+                  ) -> dict[Tensor, Tensor]:
     """Cotangents of ``roots`` (seeded with ``seeds``) with respect to graph nodes.
 
-    Returns a dict from ``id(node)`` to ``(node, cotangent)``: for every leaf that requires
-    grad when ``targets`` is None, otherwise for each target reached. Only paths that
-    reach a target are walked. Nothing is written to any Tensor here, so a failure
-    part-way leaves every ``.grad`` as it was; the graph is released only on success.
+    Returns a dict from node to cotangent: for every leaf that requires grad when
+    ``targets`` is None, otherwise for each target reached. Only paths that reach a
+    target are walked. Nothing is written to any Tensor here, so a failure part-way
+    leaves every ``.grad`` as it was; the graph is released only on success.
     """
     order = _toposort(roots)
-    needed: set[int] | None = None
+    needed: set[Tensor] | None = None
     if targets is not None:
-        wanted = {id(t) for t in targets}
+        wanted = set(targets)
         needed = set()
-        for node in order:  # inputs come before their consumers
-            if id(node) in wanted or (node._inputs is not None and
-                                      any(id(x) in needed for x in node._inputs)):
-                needed.add(id(node))
+        for node in reversed(order):  # inputs before their consumers
+            if node in wanted or (node._inputs is not None and
+                                  any(x in needed for x in node._inputs)):
+                needed.add(node)
 
-    grads: dict[int, Tensor] = {}
+    grads: dict[Tensor, Tensor] = {}
     for r, s in zip(roots, seeds):
-        prev = grads.get(id(r))
-        grads[id(r)] = s if prev is None else prev + s
-    results: dict[int, tuple[Tensor, Tensor]] = {}
+        prev = grads.get(r)
+        grads[r] = s if prev is None else prev + s
+    results: dict[Tensor, Tensor] = {}
     prev_mode = set_grad_enabled(create_graph)
     try:
-        for node in reversed(order):
-            g = grads.pop(id(node), None)  # each cotangent is dropped once its node has run
+        for node in order:
+            g = grads.pop(node, None)  # each cotangent is dropped once its node has run
             if g is None:
                 continue
             inputs = node._inputs
             if targets is None:
                 if inputs is None:
-                    results[id(node)] = (node, g)
+                    results[node] = g
                     continue
-            elif id(node) in wanted:
-                results[id(node)] = (node, g)
+            elif node in wanted:
+                results[node] = g
             if inputs is None:
                 continue
             op, kw, rules = node._op, node._kw, node._op.vjp
             for i, x in enumerate(inputs):
-                if not x.requires_grad or (needed is not None and id(x) not in needed):
+                if not x.requires_grad or (needed is not None and x not in needed):
                     continue
-                rule = rules[i] if rules is not None and i < len(rules) else None
+                try:
+                    rule = rules[i]
+                except (TypeError, IndexError):
+                    rule = None
                 if rule is None:
                     op.vjp_rule(i)  # raises NotImplementedError naming the op
                 gx = rule(g, node, *inputs, **kw)
@@ -332,10 +355,10 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 xd, gd = x._data, gx._data
                 if gd.shape != xd.shape:
                     gx = sum_to(gx, xd.shape)
-                if gd.dtype != xd.dtype:
+                if gd.dtype is not xd.dtype:
                     gx = gx.astype(xd.dtype)
-                prev = grads.get(id(x))
-                grads[id(x)] = gx if prev is None else prev + gx
+                prev = grads.get(x)
+                grads[x] = gx if prev is None else prev + gx
     finally:
         set_grad_enabled(prev_mode)
     if not retain_graph:
@@ -365,7 +388,7 @@ def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False,
                            "and has no graph")
     seed = _seed(tensor, gradient, "backward")
     results = backpropagate([tensor], [seed], create_graph, retain_graph or create_graph)
-    for leaf, g in results.values():
+    for leaf, g in results.items():
         leaf.grad = g if leaf.grad is None else leaf.grad + g
 
 
@@ -402,7 +425,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     results = backpropagate(outputs, seeds, create_graph, retain_graph, targets=inputs)
     out = []
     for i, x in enumerate(inputs):
-        g = results[id(x)][1] if id(x) in results else None
+        g = results.get(x)
         if g is None and not allow_unused:
             raise RuntimeError(f"grad: input {i} (shape {x.shape}) is not in the graph of the "
                                "outputs; pass allow_unused=True to get None for it")

@@ -44,6 +44,25 @@ def _wrap(data: np.ndarray) -> "Tensor":
     return t
 
 
+_CONSTANTS: dict = {}
+
+
+def _constant(a: float, dtype: np.dtype) -> "Tensor":
+    """A shared 0-d constant Tensor for a Python number (they recur: 1 - x, x * 0.5).
+
+    Safe to share: a constant never requires grad, never gets a tangent and is never
+    written to. Zero is not cached, so -0.0 keeps its sign."""
+    key = (a, dtype)
+    t = _CONSTANTS.get(key)
+    if t is None:
+        t = _wrap(np.array(a, dtype=dtype))
+        if a and a == a:
+            if len(_CONSTANTS) > 4096:
+                _CONSTANTS.clear()
+            _CONSTANTS[key] = t
+    return t
+
+
 def _lift_all(op: str, args: tuple) -> tuple["Tensor", ...]:
     """Operands of ``op`` as Tensors. Numbers and non-float arrays take the dtype of the
     first Tensor operand (so a float32 tensor times 2 stays float32); float arrays
@@ -53,24 +72,24 @@ def _lift_all(op: str, args: tuple) -> tuple["Tensor", ...]:
         if isinstance(a, Tensor):
             dtype = a._data.dtype
             break
-    out = []
-    for a in args:
-        if isinstance(a, Tensor):
-            out.append(a)
-        elif type(a) is float or type(a) is int:
-            out.append(_wrap(np.array(a, dtype=dtype)))
-        elif isinstance(a, (int, float, np.number, np.bool_)) and not isinstance(a, complex):
-            out.append(_wrap(np.array(a, dtype=dtype)))
-        elif isinstance(a, (np.ndarray, list, tuple)):
-            arr = np.asarray(a)
-            if arr.dtype.kind not in "biuf":
-                raise TypeError(f"{op}: unsupported operand of dtype {arr.dtype}; expected a "
-                                "Tensor, a number or a NumPy array of numbers")
-            out.append(_wrap(arr if arr.dtype.kind == "f" else arr.astype(dtype)))
-        else:
-            raise TypeError(f"{op}: unsupported operand type {type(a).__name__}; expected a "
-                            "Tensor, a number or a NumPy array")
-    return tuple(out)
+    return tuple([a if isinstance(a, Tensor) else _lift(op, a, dtype) for a in args])
+
+
+def _lift(op: str, a: Any, dtype: np.dtype) -> "Tensor":
+    if type(a) is float or type(a) is int:
+        return _constant(a, dtype)
+    if isinstance(a, (int, float, np.number, np.bool_)) and not isinstance(a, (complex, np.complexfloating)):
+        return _wrap(np.array(a, dtype=dtype))
+    if isinstance(a, (np.ndarray, list, tuple)):
+        arr = np.asarray(a)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{op}: unsupported operand of dtype {arr.dtype}; expected a "
+                            "Tensor, a number or a NumPy array of numbers")
+        # Float arrays keep their dtype; a bool mask stays bool (NumPy's product with it
+        # keeps the other operand's dtype, and converting it first would cost a pass).
+        return _wrap(arr if arr.dtype.kind in "fb" else arr.astype(dtype))
+    raise TypeError(f"{op}: unsupported operand type {type(a).__name__}; expected a "
+                    "Tensor, a number or a NumPy array")
 
 
 class Tensor:
