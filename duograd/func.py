@@ -53,6 +53,8 @@ def _needs_graph(outs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bool:
 
 def _argnums(argnums: Argnums, nargs: int, fn: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise ValueError(f"{fn}: argnums is empty; select at least one argument")
     for n in nums:
         if not -nargs <= n < nargs:
             raise ValueError(f"{fn}: argnums {argnums} out of range for {nargs} positional arguments")
@@ -165,6 +167,8 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
 
 def jacrev(f: Callable, argnums: Argnums = 0) -> Callable:
     """The Jacobian by reverse mode: one VJP per output element. Shape: out.shape + x.shape.
+    A tuple of outputs or of ``argnums`` gives tuples, nested outputs-first as ``torch.func``
+    (``jac[i][j]`` is d out_i / d args[argnums[j]]).
 
     >>> import duograd as dg
     >>> dg.func.jacrev(lambda x: x * x)(dg.tensor([1.0, 2.0])).numpy()
@@ -175,20 +179,27 @@ def jacrev(f: Callable, argnums: Argnums = 0) -> Callable:
         nums = _argnums(argnums, len(args), "jacrev")
         sel = [_as_tensor(args[n]) for n in nums]
         out, vjp_fn = vjp(_restrict(f, args, nums), *sel)
-        rows = []
-        for j in range(out.size):
-            e = np.zeros(out.size, dtype=out.dtype)
-            e[j] = 1
-            rows.append(vjp_fn(_wrap(e.reshape(out.shape))))
-        jacs = tuple(ops.stack([r[k].reshape(-1) for r in rows]).reshape(out.shape + x.shape)
-                     if rows else _wrap(np.zeros(out.shape + x.shape, dtype=out.dtype))
-                     for k, x in enumerate(sel))
-        return jacs[0] if isinstance(argnums, int) else jacs
+        outs = (out,) if isinstance(out, Tensor) else tuple(out)
+        jacs = []  # jacs[i][k]: output i with respect to selected argument k
+        for i, o in enumerate(outs):
+            rows = []
+            for j in range(o.size):
+                e = np.zeros(o.size, dtype=o.dtype)
+                e[j] = 1
+                seed = _wrap(e.reshape(o.shape))
+                cts = seed if isinstance(out, Tensor) else tuple(
+                    seed if m == i else _zeros_like(p) for m, p in enumerate(outs))
+                rows.append(vjp_fn(cts))
+            jacs.append(tuple(ops.stack([r[k].reshape(-1) for r in rows]).reshape(o.shape + x.shape)
+                              if rows else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype))
+                              for k, x in enumerate(sel)))
+        return _nest(jacs, isinstance(out, Tensor), isinstance(argnums, int))
     return fn
 
 
 def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
     """The Jacobian by forward mode: one JVP per input element. Shape: out.shape + x.shape.
+    Tuples of outputs or of ``argnums`` nest as in ``jacrev``.
 
     >>> import duograd as dg
     >>> dg.func.jacfwd(lambda x: x * x)(dg.tensor([1.0, 2.0])).numpy()
@@ -197,7 +208,7 @@ def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
     """
     def fn(*args):
         nums = _argnums(argnums, len(args), "jacfwd")
-        jacs = []
+        by_arg = []  # by_arg[k][i]: output i with respect to selected argument k
         for n in nums:
             x = _as_tensor(args[n])
             g = _restrict(f, args, (n,))
@@ -206,14 +217,23 @@ def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
                 e = np.zeros(x.size, dtype=x.dtype)
                 e[k] = 1
                 out, t = jvp(g, (x,), (_wrap(e.reshape(x.shape)),))
-                cols.append(t.reshape(-1))
-            if cols:
-                jacs.append(ops.stack(cols, axis=-1).reshape(out.shape + x.shape))
-            else:
+                cols.append((t,) if isinstance(t, Tensor) else t)
+            if not cols:
                 out = g(x)
-                jacs.append(_wrap(np.zeros(out.shape + x.shape, dtype=out.dtype)))
-        return jacs[0] if isinstance(argnums, int) else tuple(jacs)
+            outs = (out,) if isinstance(out, Tensor) else tuple(out)
+            by_arg.append([ops.stack([c[i].reshape(-1) for c in cols], axis=-1).reshape(o.shape + x.shape)
+                           if cols else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype))
+                           for i, o in enumerate(outs)])
+        jacs = [tuple(col[i] for col in by_arg) for i in range(len(by_arg[0]))]
+        return _nest(jacs, isinstance(out, Tensor), isinstance(argnums, int))
     return fn
+
+
+def _nest(jacs: list[tuple[Tensor, ...]], single_out: bool, single_arg: bool) -> Any:
+    """Jacobian blocks ``jacs[i][k]`` shaped like the call: a bare Tensor for one output
+    and an int ``argnums``, otherwise tuples, outputs outermost."""
+    per_out = [blocks[0] if single_arg else tuple(blocks) for blocks in jacs]
+    return per_out[0] if single_out else tuple(per_out)
 
 
 def hessian(f: Callable, argnums: Argnums = 0) -> Callable:
