@@ -96,6 +96,9 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
                                retain_graph=True, create_graph=make, allow_unused=True)
         return tuple(g if g is not None else _zeros_like(a) for g, a in zip(gs, aliases))
 
+    if not create:  # nobody outside can differentiate it: hand back the value without its graph
+        shown = tuple(_without_history(o) for o in outs)
+        return (shown[0] if isinstance(out, Tensor) else shown), vjp_fn
     return out, vjp_fn
 
 
@@ -269,6 +272,13 @@ def hvp(f: Callable, primals: Any, tangents: Any) -> tuple[Tensor, Any]:
 
     _, hv = jvp(gradients, ps, vs)
     return holder[0], (hv[0] if single else hv)
+
+
+def _without_history(x: Tensor) -> Tensor:
+    """``x`` with its reverse-mode graph dropped but its forward-mode tangents kept."""
+    t = _wrap(x._data)
+    t._tangent = x._tangent
+    return t
 
 
 def _zeros_like(x: Tensor) -> Tensor:

@@ -438,3 +438,18 @@ def test_backward_create_graph_then_backward_accumulates_second_order():
     x.grad = None
     first.backward()
     assert float(x.grad) == pytest.approx(12 * 1.3**2, rel=1e-14)
+
+
+def test_value_from_transforms_has_no_graph_unless_an_input_requires_grad():
+    """value_and_grad and hvp return the value detached when nothing outside can use its
+    graph (as torch.autograd.functional.hvp does), and with history when something can."""
+    f = lambda x: (x * x).sin().sum()  # noqa: E731
+    x = dg.tensor([0.3, 1.1])
+    value, _ = dg.func.value_and_grad(f)(x)
+    assert not value.requires_grad
+    value, hv = dg.func.hvp(f, x, dg.ones(2))
+    assert not value.requires_grad and not hv.requires_grad
+    np.testing.assert_allclose(value.numpy(), np.sin(x.numpy() ** 2).sum(), rtol=1e-15)
+    xr = dg.tensor([0.3, 1.1], requires_grad=True)
+    value, _ = dg.func.value_and_grad(f)(xr)
+    assert value.requires_grad
