@@ -14,12 +14,12 @@ from .tensor import Tensor, ones, randn, tensor, zeros  # first: it loads autogr
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops import concatenate, matmul, maximum, minimum, stack, where
-from . import func  # noqa: E402  (after the engine it builds on)
+from . import func, nn, optim, viz  # noqa: E402  (after the engine they build on)
 
 __all__ = [
     "Tensor", "tensor", "zeros", "ones", "randn",
     "matmul", "maximum", "minimum", "where", "concatenate", "stack",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
-    "gradcheck", "gradgradcheck", "GradcheckError", "func",
+    "gradcheck", "gradgradcheck", "GradcheckError", "func", "nn", "optim", "viz",
 ]
 __version__ = "0.1.0"

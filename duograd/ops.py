@@ -277,7 +277,7 @@ def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
 
 
 def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    return _sum(x, axis=normalize_axes(axis, x.ndim, "sum"), keepdims=keepdims)
+    return _sum(x, axis=normalize_axes(axis, x.ndim, "sum", x.shape), keepdims=keepdims)
 
 
 def _count(x: Tensor, axis: tuple[int, ...]) -> int:
@@ -285,34 +285,43 @@ def _count(x: Tensor, axis: tuple[int, ...]) -> int:
 
 
 def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    axes = normalize_axes(axis, x.ndim, "mean")
+    axes = normalize_axes(axis, x.ndim, "mean", x.shape)
     return _sum(x, axis=axes, keepdims=keepdims) / _count(x, axes)
 
 
 def var(x: Tensor, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-    axes = normalize_axes(axis, x.ndim, "var")
+    axes = normalize_axes(axis, x.ndim, "var", x.shape)
     d = x - _sum(x, axis=axes, keepdims=True) / _count(x, axes)
     return _sum(d * d, axis=axes, keepdims=keepdims) / (_count(x, axes) - ddof)
 
 
 def amax(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return _amax(x, axis=normalize_axes(axis, x.ndim, "max"), keepdims=keepdims)
+    return _amax(x, axis=normalize_axes(axis, x.ndim, "max", x.shape), keepdims=keepdims)
 
 
 def amin(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return _amin(x, axis=normalize_axes(axis, x.ndim, "min"), keepdims=keepdims)
+    return _amin(x, axis=normalize_axes(axis, x.ndim, "min", x.shape), keepdims=keepdims)
 
 
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return _logsumexp(x, axis=normalize_axes(axis, x.ndim, "logsumexp"), keepdims=keepdims)
+    return _logsumexp(x, axis=normalize_axes(axis, x.ndim, "logsumexp", x.shape), keepdims=keepdims)
+
+
+def _log_softmax(x: Tensor, axes: tuple[int, ...]) -> Tensor:
+    # Shift by the row max first, held constant (softmax does not depend on it): the
+    # result (x - m) - log(sum(exp(x - m))) keeps every bit even for logits of +-1000,
+    # where x - logsumexp(x) would lose them in rounding m + log(...).
+    m = np.max(x._data, axis=axes, keepdims=True) if x.size else 0.0
+    s = x - np.where(np.isfinite(m), m, 0)
+    return s - _logsumexp(s, axis=axes, keepdims=True)
 
 
 def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return x - _logsumexp(x, axis=normalize_axes(axis, x.ndim, "log_softmax"), keepdims=True)
+    return _log_softmax(x, normalize_axes(axis, x.ndim, "log_softmax", x.shape))
 
 
 def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return log_softmax(x, axis).exp()
+    return _log_softmax(x, normalize_axes(axis, x.ndim, "softmax", x.shape)).exp()
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
@@ -323,8 +332,9 @@ def transpose(x: Tensor, *axes: Any) -> Tensor:
     if not axes or axes == (None,):
         axes = tuple(range(x.ndim - 1, -1, -1))
     else:
-        axes = _shape_of(axes)
-        if sorted(a % x.ndim if x.ndim else a for a in axes) != list(range(x.ndim)):
+        axes, nd = _shape_of(axes), x.ndim
+        # Range first: a % nd alone would let transpose(3, 0) pass as (1, 0) on a matrix.
+        if any(not -nd <= a < nd for a in axes) or sorted(a % nd for a in axes) != list(range(nd)):
             raise ValueError(f"transpose: axes {axes} are not a permutation of the "
                              f"{x.ndim} axes of a tensor of shape {x.shape}")
         axes = tuple(a % x.ndim for a in axes)
@@ -338,7 +348,7 @@ def broadcast_to(x: Tensor, shape: Iterable[int]) -> Tensor:
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
     if axis is None:
         return _reshape(x, shape=tuple(n for n in x.shape if n != 1))
-    axes = normalize_axes(axis, x.ndim, "squeeze")
+    axes = normalize_axes(axis, x.ndim, "squeeze", x.shape)
     bad = [a for a in axes if x.shape[a] != 1]
     if bad:
         raise ValueError(f"squeeze: axis {bad[0]} of a tensor of shape {x.shape} has size "
@@ -396,7 +406,7 @@ def concatenate(ts: Sequence[Any], axis: int = 0) -> Tensor:
     nd = ts[0].ndim
     if nd == 0:
         raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
-    axis = normalize_axes(axis, nd, "concatenate")[0]
+    axis = normalize_axes(axis, nd, "concatenate", ts[0].shape)[0]
     return _concatenate(*ts, axis=axis)
 
 
@@ -413,4 +423,7 @@ def stack(ts: Sequence[Any], axis: int = 0) -> Tensor:
     shapes = {t.shape for t in ts}
     if len(shapes) != 1:
         raise ValueError(f"stack: every tensor needs the same shape, got {sorted(shapes)}")
+    if not -ts[0].ndim - 1 <= axis <= ts[0].ndim:
+        raise ValueError(f"stack: axis {axis} is out of range for a result of {ts[0].ndim + 1} "
+                         f"dimensions (input shape {ts[0].shape})")
     return concatenate([unsqueeze(t, axis) for t in ts], axis=axis if axis >= 0 else axis + ts[0].ndim + 1)

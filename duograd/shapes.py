@@ -60,8 +60,10 @@ def sum_to(g: "Tensor", shape: Shape) -> "Tensor":
     return g.reshape(shape)
 
 
-def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str) -> tuple[int, ...]:
+def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
+                   shape: Shape | None = None) -> tuple[int, ...]:
     """``axis`` as a sorted tuple of non-negative axes; None means every axis.
+    ``shape``, when given, is named in the error message.
 
     >>> normalize_axes(-1, 3, "sum")
     (2,)
@@ -74,10 +76,12 @@ def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str) -> tupl
         if not isinstance(a, int) or isinstance(a, bool):
             raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
         if not -ndim <= a < ndim:
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor of {ndim} dimensions")
+            of = f"shape {tuple(shape)}" if shape is not None else f"{ndim} dimensions"
+            raise ValueError(f"{op}: axis {a} is out of range for a tensor of {of}")
         out.append(a % ndim if ndim else a)
     if len(set(out)) != len(out):
-        raise ValueError(f"{op}: repeated axis in {axis!r}")
+        of = f" for a tensor of shape {tuple(shape)}" if shape is not None else ""
+        raise ValueError(f"{op}: repeated axis in {axis!r}{of}")
     return tuple(sorted(out))
 
 

@@ -1,0 +1,358 @@
+"""Modules: objects that own parameters and map Tensors to Tensors.
+
+A ``Module`` finds its parameters by walking its own attributes in the order they
+were assigned: a Tensor attribute is a parameter, a Module attribute is a child, and
+a list or tuple holds children (or parameters) named by position. So
+``MLP(2, [3, 1])`` has the parameters ``layers.0.weight``, ``layers.0.bias``,
+``layers.1.weight``, ``layers.1.bias``, in that order, with nothing to register by
+hand. Attributes whose names start with ``_`` are private and never walked.
+"""
+
+from __future__ import annotations
+
+import os
+import zipfile
+from collections import OrderedDict
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+from ..tensor import Tensor, as_rng
+
+__all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh"]
+
+
+def _as_tensor(x: Any) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _shape_of(value: Any) -> Any:
+    try:
+        return np.shape(value.data if isinstance(value, Tensor) else value)
+    except ValueError:
+        return "unknown"
+
+
+class Module:
+    """Base class: subclasses assign parameters and child modules in ``__init__`` and
+    define ``forward``; calling the module calls ``forward``.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> class Affine(nn.Module):
+    ...     def __init__(self):
+    ...         self.scale = dg.tensor(2.0, requires_grad=True)
+    ...         self.shift = dg.tensor(1.0, requires_grad=True)
+    ...     def forward(self, x):
+    ...         return x * self.scale + self.shift
+    >>> m = Affine()
+    >>> list(m.state_dict())
+    ['scale', 'shift']
+    >>> m(dg.tensor([1.0, 2.0])).numpy()
+    array([3., 5.])
+    """
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}: forward is not defined")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    # ------------------------------------------------------------ finding parameters
+    def _members(self) -> Iterator[tuple[str, Any]]:
+        """The (name, value) pairs the parameter walk visits, in assignment order."""
+        return ((k, v) for k, v in vars(self).items() if not k.startswith("_"))
+
+    def _walk(self, prefix: str) -> Iterator[tuple[str, Tensor]]:
+        for name, value in self._members():
+            if isinstance(value, Tensor):
+                yield prefix + name, value
+            elif isinstance(value, Module):
+                yield from value._walk(f"{prefix}{name}.")
+            elif isinstance(value, (list, tuple)):
+                for i, item in enumerate(value):
+                    if isinstance(item, Tensor):
+                        yield f"{prefix}{name}.{i}", item
+                    elif isinstance(item, Module):
+                        yield from item._walk(f"{prefix}{name}.{i}.")
+
+    def named_parameters(self) -> Iterator[tuple[str, Tensor]]:
+        """``(dotted name, parameter)`` pairs: assignment order, layer by layer, weight
+        before bias. A parameter shared by two layers is listed once, under its first name.
+
+        >>> from duograd import nn
+        >>> [n for n, _ in nn.Linear(2, 3, rng=0).named_parameters()]
+        ['weight', 'bias']
+        """
+        seen: set[int] = set()
+        for name, p in self._walk(""):
+            if id(p) not in seen:
+                seen.add(id(p))
+                yield name, p
+
+    def parameters(self) -> list[Tensor]:
+        """Every parameter, in the order of ``named_parameters``.
+
+        >>> from duograd import nn
+        >>> sum(p.size for p in nn.MLP(2, [64, 64, 2], rng=0).parameters())
+        4482
+        """
+        return [p for _, p in self.named_parameters()]
+
+    def zero_grad(self) -> None:
+        """Set every parameter's ``.grad`` to None (the next backward starts afresh).
+
+        >>> import duograd as dg
+        >>> from duograd import nn
+        >>> layer = nn.Linear(2, 1, rng=0)
+        >>> layer(dg.ones((1, 2))).sum().backward()
+        >>> layer.zero_grad()
+        >>> layer.weight.grad is None
+        True
+        """
+        for p in self.parameters():
+            p.grad = None
+
+    # ------------------------------------------------------------ state
+    def state_dict(self) -> "OrderedDict[str, np.ndarray]":
+        """An ordered dict from dotted names to copies of the parameters' arrays.
+
+        >>> from duograd import nn
+        >>> {k: v.shape for k, v in nn.Linear(2, 3, rng=0).state_dict().items()}
+        {'weight': (2, 3), 'bias': (3,)}
+        """
+        return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+
+    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
+        """Copy arrays from ``state_dict`` into the parameters of the same names.
+
+        Every key must match a parameter and every parameter must get a value of its
+        own shape; values are cast to the parameter's dtype. Everything is checked
+        before anything is assigned, so on a ValueError (which lists each missing key,
+        unexpected key and shape mismatch) the model is exactly as it was.
+
+        >>> from duograd import nn
+        >>> a, b = nn.Linear(2, 3, rng=0), nn.Linear(2, 3, rng=1)
+        >>> b.load_state_dict(a.state_dict())
+        >>> bool((a.weight.data == b.weight.data).all())
+        True
+        """
+        params = OrderedDict(self.named_parameters())
+        problems: list[str] = []
+        staged: list[tuple[Tensor, np.ndarray]] = []
+        for name, p in params.items():
+            if name not in state_dict:
+                problems.append(f"missing key '{name}' (parameter of shape {p.shape})")
+                continue
+            value = state_dict[name]
+            try:
+                arr = np.array(value.data if isinstance(value, Tensor) else value, dtype=p.dtype)
+            except (TypeError, ValueError) as e:
+                problems.append(f"'{name}': cannot read the value as an array ({e})")
+                continue
+            if arr.shape != p.shape:
+                problems.append(f"size mismatch for '{name}': the model's parameter has shape "
+                                f"{p.shape}, the value has shape {arr.shape}")
+                continue
+            staged.append((p, arr))
+        for name in state_dict:
+            if name not in params:
+                problems.append(f"unexpected key '{name}' (value of shape "
+                                f"{_shape_of(state_dict[name])})")
+        if problems:
+            raise ValueError(f"{type(self).__name__}.load_state_dict: " + "; ".join(problems)
+                             + " (nothing was loaded)")
+        for p, arr in staged:
+            p.data = arr
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Write ``state_dict()`` to a ``.npz`` file; returns the path written (NumPy adds
+        ``.npz`` when the name lacks it). ``load`` reproduces the model bit for bit.
+
+        >>> import os, tempfile
+        >>> from duograd import nn
+        >>> path = nn.Linear(2, 3, rng=0).save(os.path.join(tempfile.mkdtemp(), "layer"))
+        >>> os.path.basename(path)
+        'layer.npz'
+        """
+        path = os.fspath(path)
+        if not path.endswith(".npz"):
+            path += ".npz"
+        # The .npz layout written by hand (one .npy per key), so that any parameter
+        # name works: np.savez(path, **arrays) fails on a name such as "file".
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as zf:
+            for name, arr in self.state_dict().items():
+                with zf.open(name + ".npy", "w", force_zip64=True) as f:
+                    np.lib.format.write_array(f, arr, allow_pickle=False)
+        return path
+
+    def load(self, path: str | os.PathLike) -> None:
+        """Load parameters saved by ``save`` (same checks as ``load_state_dict``).
+
+        >>> import os, tempfile
+        >>> from duograd import nn
+        >>> path = nn.Linear(2, 3, rng=0).save(os.path.join(tempfile.mkdtemp(), "layer.npz"))
+        >>> other = nn.Linear(2, 3, rng=1)
+        >>> other.load(path)
+        >>> bool((other.weight.data == nn.Linear(2, 3, rng=0).weight.data).all())
+        True
+        """
+        with np.load(os.fspath(path), allow_pickle=False) as f:
+            state = OrderedDict((k, f[k]) for k in f.files)
+        self.load_state_dict(state)
+
+    def __repr__(self) -> str:
+        children = [(k, v) for k, v in self._members() if isinstance(v, Module)]
+        if not children:
+            return f"{type(self).__name__}({self._extra_repr()})"
+        body = "".join(f"\n  ({k}): " + repr(v).replace("\n", "\n  ") for k, v in children)
+        return f"{type(self).__name__}({body}\n)"
+
+    def _extra_repr(self) -> str:
+        return ""
+
+
+class Linear(Module):
+    """``x @ weight + bias``, with ``weight`` of shape (nin, nout) and ``bias`` of shape
+    (nout,) or None.
+
+    Both are drawn uniformly from [-1/sqrt(nin), 1/sqrt(nin)], weight first, as PyTorch's
+    default initialisation; ``rng`` (a ``numpy.random.Generator`` or an int seed) makes
+    them reproducible.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> layer = nn.Linear(3, 2, rng=0)
+    >>> layer(dg.ones((5, 3))).shape
+    (5, 2)
+    """
+
+    def __init__(self, nin: int, nout: int, bias: bool = True, rng: Any = None) -> None:
+        for name, n in (("nin", nin), ("nout", nout)):
+            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
+        self.nin, self.nout = int(nin), int(nout)
+        gen = as_rng(rng)
+        bound = 1.0 / np.sqrt(self.nin)
+        self.weight = Tensor(gen.uniform(-bound, bound, (self.nin, self.nout)), requires_grad=True)
+        self.bias = (Tensor(gen.uniform(-bound, bound, self.nout), requires_grad=True)
+                     if bias else None)
+
+    def forward(self, x: Any) -> Tensor:
+        x = _as_tensor(x)
+        if x.ndim == 0 or x.shape[-1] != self.nin:
+            raise ValueError(f"Linear: expected input with last dimension {self.nin}, "
+                             f"got shape {x.shape}")
+        out = x @ self.weight
+        return out if self.bias is None else out + self.bias
+
+    def _extra_repr(self) -> str:
+        return f"{self.nin}, {self.nout}, bias={self.bias is not None}"
+
+
+class ReLU(Module):
+    """``max(x, 0)`` elementwise, as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.ReLU()(dg.tensor([-1.0, 2.0])).numpy()
+    array([0., 2.])
+    """
+
+    def forward(self, x: Any) -> Tensor:
+        return _as_tensor(x).relu()
+
+
+class Tanh(Module):
+    """``tanh(x)`` elementwise, as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.Tanh()(dg.tensor([0.0])).numpy()
+    array([0.])
+    """
+
+    def forward(self, x: Any) -> Tensor:
+        return _as_tensor(x).tanh()
+
+
+class Sequential(Module):
+    """Modules applied one after another. As in PyTorch, children are named by their
+    position, so the first layer's weight is ``0.weight``.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> net = nn.Sequential(nn.Linear(2, 4, rng=0), nn.ReLU(), nn.Linear(4, 1, rng=1))
+    >>> list(net.state_dict())
+    ['0.weight', '0.bias', '2.weight', '2.bias']
+    >>> net(dg.ones((3, 2))).shape
+    (3, 1)
+    """
+
+    def __init__(self, *modules: Module) -> None:
+        for i, m in enumerate(modules):
+            if not isinstance(m, Module):
+                raise TypeError(f"Sequential: argument {i} is a {type(m).__name__}, not a Module")
+        self._modules = tuple(modules)
+
+    def _members(self) -> Iterator[tuple[str, Any]]:
+        return ((str(i), m) for i, m in enumerate(self._modules))
+
+    def forward(self, x: Any) -> Any:
+        for m in self._modules:
+            x = m(x)
+        return x
+
+    def __getitem__(self, i: int) -> Module:
+        return self._modules[i]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules)
+
+
+_ACTIVATIONS = {"relu": Tensor.relu, "tanh": Tensor.tanh}
+
+
+class MLP(Module):
+    """A multilayer perceptron: ``Linear`` layers of sizes ``nin -> nouts[0] -> ... ->
+    nouts[-1]``, every hidden layer followed by ``activation`` ("relu" or "tanh"); the
+    last layer is linear, so the output is logits.
+
+    One ``rng`` feeds the layers in order, so the same seed gives the same model.
+    Parameters are named ``layers.0.weight``, ``layers.0.bias``, ``layers.1.weight``, ...
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> net = nn.MLP(64, [64, 32, 10], rng=0)
+    >>> sum(p.size for p in net.parameters())
+    6570
+    >>> net(dg.ones((8, 64))).shape
+    (8, 10)
+    """
+
+    def __init__(self, nin: int, nouts: list[int] | tuple[int, ...], activation: str = "relu",
+                 rng: Any = None) -> None:
+        if activation not in _ACTIVATIONS:
+            raise ValueError(f"MLP: activation must be one of {sorted(_ACTIVATIONS)}, "
+                             f"got {activation!r}")
+        nouts = list(nouts)
+        if not nouts:
+            raise ValueError("MLP: nouts must list at least one layer size")
+        gen = as_rng(rng)
+        sizes = [nin] + nouts
+        self.activation = activation
+        self.layers = [Linear(sizes[i], sizes[i + 1], rng=gen) for i in range(len(nouts))]
+
+    def forward(self, x: Any) -> Tensor:
+        act = _ACTIVATIONS[self.activation]
+        *hidden, last = self.layers
+        for layer in hidden:
+            x = act(layer(x))
+        return last(x)
+
+    def __repr__(self) -> str:
+        sizes = [self.layers[0].nin] + [layer.nout for layer in self.layers]
+        return f"MLP({' -> '.join(map(str, sizes))}, activation={self.activation!r})"

@@ -1,0 +1,503 @@
+"""duograd.nn and duograd.optim: modules, state, losses, optimizer bookkeeping.
+
+Every expected value is computed here with NumPy (or is a closed form), never read
+back from the library under test.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import duograd as dg
+from duograd import nn, optim
+from duograd.nn import functional as F
+from duograd.optim import lr_scheduler
+
+
+def n_params(model: nn.Module) -> int:
+    return sum(p.size for p in model.parameters())
+
+
+def snapshot(model: nn.Module) -> dict[str, bytes]:
+    return {k: v.tobytes() for k, v in model.state_dict().items()}
+
+
+# ---------------------------------------------------------------- imports
+
+
+def test_import_paths():
+    import duograd.nn
+    import duograd.optim
+    from duograd.optim import lr_scheduler as ls
+
+    assert duograd.nn.Linear is nn.Linear and duograd.optim.Adam is optim.Adam
+    assert ls.StepLR is lr_scheduler.StepLR
+
+
+# ---------------------------------------------------------------- parameters
+
+
+@pytest.mark.parametrize("nin, nouts, expected", [
+    (2, [64, 64, 2], 4482),
+    (64, [64, 32, 10], 6570),
+    (2, [16, 16, 1], 337),
+])
+def test_mlp_parameter_counts(nin, nouts, expected):
+    assert n_params(nn.MLP(nin, nouts, rng=0)) == expected
+    # the same count from the layer sizes, independently
+    sizes = [nin] + nouts
+    assert expected == sum(a * b + b for a, b in zip(sizes, sizes[1:]))
+
+
+def test_linear_without_bias():
+    layer = nn.Linear(3, 4, bias=False, rng=0)
+    assert layer.bias is None
+    assert [n for n, _ in layer.named_parameters()] == ["weight"]
+    assert n_params(layer) == 12
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_array_equal(layer(dg.tensor(x)).numpy(), x @ layer.weight.data)
+
+
+def test_state_dict_names_and_order():
+    net = nn.MLP(2, [3, 4, 1], rng=0)
+    sd = net.state_dict()
+    assert list(sd) == ["layers.0.weight", "layers.0.bias", "layers.1.weight",
+                        "layers.1.bias", "layers.2.weight", "layers.2.bias"]
+    assert [v.shape for v in sd.values()] == [(2, 3), (3,), (3, 4), (4,), (4, 1), (1,)]
+    # parameters() lists the same tensors in the same order
+    assert [id(p) for p in net.parameters()] == [id(p) for _, p in net.named_parameters()]
+    assert net.parameters()[0] is net.layers[0].weight
+
+
+def test_sequential_names_follow_pytorch():
+    net = nn.Sequential(nn.Linear(2, 4, rng=0), nn.ReLU(), nn.Linear(4, 1, rng=1))
+    assert list(net.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert len(net) == 3 and net[2].nout == 1
+    with pytest.raises(TypeError, match="Sequential"):
+        nn.Sequential(nn.ReLU(), "relu")
+
+
+def test_attribute_order_nesting_and_sharing():
+    class Net(nn.Module):
+        def __init__(self):
+            self.head = nn.Linear(3, 2, rng=0)
+            self.scale = dg.tensor(1.0, requires_grad=True)
+            self.blocks = [nn.Linear(2, 2, rng=1), nn.Sequential(nn.Linear(2, 2, rng=2))]
+            self.tied = self.head.weight          # shared: listed once, first name wins
+            self._cache = dg.tensor(0.0)          # private: never a parameter
+
+        def forward(self, x):
+            return x
+
+    names = [n for n, _ in Net().named_parameters()]
+    assert names == ["head.weight", "head.bias", "scale", "blocks.0.weight", "blocks.0.bias",
+                     "blocks.1.0.weight", "blocks.1.0.bias"]
+
+
+def test_state_dict_holds_copies():
+    layer = nn.Linear(2, 2, rng=0)
+    sd = layer.state_dict()
+    before = layer.weight.data.copy()
+    sd["weight"][:] = 123.0
+    np.testing.assert_array_equal(layer.weight.data, before)
+    layer.weight.data = np.zeros((2, 2))
+    np.testing.assert_array_equal(sd["weight"], np.full((2, 2), 123.0))
+
+
+def test_zero_grad_sets_none():
+    net = nn.MLP(3, [4, 2], rng=0)
+    F.cross_entropy(net(dg.ones((5, 3))), [0, 1, 0, 1, 1]).backward()
+    assert all(p.grad is not None for p in net.parameters())
+    net.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+    F.cross_entropy(net(dg.ones((5, 3))), [0, 1, 0, 1, 1]).backward()
+    opt = optim.SGD(net.parameters(), lr=0.1)
+    opt.zero_grad()
+    assert all(p.grad is None for p in net.parameters())
+
+
+# ---------------------------------------------------------------- initialisation
+
+
+def test_linear_init_matches_pytorch_rule_and_draw_order():
+    layer = nn.Linear(5, 3, rng=7)
+    gen = np.random.default_rng(7)
+    k = 1 / np.sqrt(5)
+    np.testing.assert_array_equal(layer.weight.data, gen.uniform(-k, k, (5, 3)))
+    np.testing.assert_array_equal(layer.bias.data, gen.uniform(-k, k, 3))
+
+
+def test_linear_init_bounds_and_spread():
+    layer = nn.Linear(100, 400, rng=0)
+    k = 0.1
+    w = layer.weight.data
+    assert np.all(np.abs(w) <= k) and np.all(np.abs(layer.bias.data) <= k)
+    # uniform on [-k, k]: variance k^2 / 3 (40,000 draws: 2% is > 5 standard errors)
+    assert abs(w.var() / (k * k / 3) - 1) < 0.02 and abs(w.mean()) < 0.005
+
+
+def test_init_reproducible_from_int_and_generator():
+    a, b = nn.MLP(4, [8, 3], rng=11), nn.MLP(4, [8, 3], rng=11)
+    c = nn.MLP(4, [8, 3], rng=np.random.default_rng(11))
+    assert snapshot(a) == snapshot(b) == snapshot(c)
+    assert snapshot(a) != snapshot(nn.MLP(4, [8, 3], rng=12))
+
+
+def test_mlp_layers_draw_in_order_from_one_rng():
+    gen = np.random.default_rng(3)
+    expected = [nn.Linear(4, 8, rng=gen), nn.Linear(8, 3, rng=gen)]
+    net = nn.MLP(4, [8, 3], rng=3)
+    for mine, ref in zip(net.layers, expected):
+        np.testing.assert_array_equal(mine.weight.data, ref.weight.data)
+        np.testing.assert_array_equal(mine.bias.data, ref.bias.data)
+
+
+# ---------------------------------------------------------------- forward
+
+
+@pytest.mark.parametrize("activation, fn", [("relu", lambda h: np.maximum(h, 0)), ("tanh", np.tanh)])
+def test_mlp_forward_matches_numpy(activation, fn):
+    net = nn.MLP(3, [5, 4, 2], activation=activation, rng=0)
+    x = np.random.default_rng(1).standard_normal((6, 3))
+    h = x
+    for i, layer in enumerate(net.layers):
+        h = h @ layer.weight.data + layer.bias.data
+        if i < 2:
+            h = fn(h)
+    np.testing.assert_allclose(net(dg.tensor(x)).numpy(), h, rtol=0, atol=1e-15)
+
+
+def test_linear_shapes_1d_and_batched():
+    layer = nn.Linear(3, 2, rng=0)
+    W, b = layer.weight.data, layer.bias.data
+    x1 = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(layer(x1).numpy(), x1 @ W + b, atol=1e-15)
+    x3 = np.random.default_rng(0).standard_normal((2, 4, 3))
+    np.testing.assert_allclose(layer(dg.tensor(x3)).numpy(), x3 @ W + b, atol=1e-15)
+
+
+def test_activation_modules():
+    x = np.array([-2.0, 0.0, 3.0])
+    np.testing.assert_array_equal(nn.ReLU()(dg.tensor(x)).numpy(), np.maximum(x, 0))
+    np.testing.assert_allclose(nn.Tanh()(dg.tensor(x)).numpy(), np.tanh(x), atol=1e-16)
+
+
+def test_linear_error_message():
+    with pytest.raises(ValueError) as e:
+        nn.Linear(3, 2, rng=0)(dg.ones((5, 4)))
+    assert str(e.value) == "Linear: expected input with last dimension 3, got shape (5, 4)"
+
+
+@pytest.mark.parametrize("make", [
+    lambda: nn.Linear(0, 2), lambda: nn.Linear(2, -1), lambda: nn.Linear(2.5, 1),
+    lambda: nn.MLP(2, []), lambda: nn.MLP(2, [3], activation="sigmoid"),
+])
+def test_bad_constructor_arguments(make):
+    with pytest.raises(ValueError):
+        make()
+
+
+def test_module_without_forward():
+    with pytest.raises(NotImplementedError, match="forward"):
+        nn.Module()(1.0)
+
+
+def test_layer_gradients_by_finite_differences():
+    x = dg.tensor(np.random.default_rng(0).standard_normal((4, 3)))
+    layer = nn.Linear(3, 5, rng=0)
+    t = [0, 4, 2, 2]
+
+    def f(W, b):
+        return F.cross_entropy((x @ W + b).tanh(), t)
+
+    assert dg.gradcheck(f, (dg.tensor(layer.weight.data, requires_grad=True),
+                            dg.tensor(layer.bias.data, requires_grad=True)))
+
+
+# ---------------------------------------------------------------- save / load
+
+
+def test_save_load_round_trip_bit_for_bit(tmp_path):
+    a, b = nn.MLP(2, [64, 64, 2], rng=0), nn.MLP(2, [64, 64, 2], rng=1)
+    path = a.save(tmp_path / "model.npz")
+    b.load(path)
+    assert snapshot(a) == snapshot(b)
+    x = dg.tensor(np.random.default_rng(2).standard_normal((10, 2)))
+    assert a(x).numpy().tobytes() == b(x).numpy().tobytes()
+
+
+def test_save_adds_suffix(tmp_path):
+    path = nn.Linear(2, 2, rng=0).save(tmp_path / "weights")
+    assert path.endswith("weights.npz") and (tmp_path / "weights.npz").exists()
+
+
+def test_load_state_dict_accepts_a_model_of_other_values():
+    a, b = nn.Linear(3, 2, rng=0), nn.Linear(3, 2, rng=5)
+    b.load_state_dict(a.state_dict())
+    assert snapshot(a) == snapshot(b)
+
+
+def _assert_rejected(model, sd, *fragments):
+    before = snapshot(model)
+    with pytest.raises(ValueError) as e:
+        model.load_state_dict(sd)
+    for frag in fragments:
+        assert frag in str(e.value)
+    assert snapshot(model) == before
+
+
+def test_load_shape_mismatch_names_parameter_and_shapes():
+    model = nn.MLP(2, [3, 1], rng=0)
+    sd = nn.MLP(2, [3, 1], rng=1).state_dict()
+    sd["layers.1.weight"] = np.zeros((4, 1))
+    # every other entry is valid, yet none may be loaded
+    _assert_rejected(model, sd, "layers.1.weight", "(3, 1)", "(4, 1)")
+
+
+def test_load_missing_key():
+    model = nn.MLP(2, [3, 1], rng=0)
+    sd = nn.MLP(2, [3, 1], rng=1).state_dict()
+    del sd["layers.0.bias"]
+    _assert_rejected(model, sd, "missing", "layers.0.bias", "(3,)")
+
+
+def test_load_unexpected_key():
+    model = nn.MLP(2, [3, 1], rng=0)
+    sd = nn.MLP(2, [3, 1], rng=1).state_dict()
+    sd["layers.2.weight"] = np.zeros((1, 1))
+    _assert_rejected(model, sd, "unexpected", "layers.2.weight")
+
+
+def test_load_file_of_another_architecture(tmp_path):
+    path = nn.MLP(2, [4, 1], rng=1).save(tmp_path / "other.npz")
+    model = nn.MLP(2, [3, 1], rng=0)
+    before = snapshot(model)
+    with pytest.raises(ValueError, match="layers.0.weight"):
+        model.load(path)
+    assert snapshot(model) == before
+
+
+# ---------------------------------------------------------------- losses against closed forms
+
+
+def test_mse_value_and_gradients():
+    rng = np.random.default_rng(0)
+    p, t = rng.standard_normal((6, 2)), rng.standard_normal((6, 2))
+    pred, target = dg.tensor(p, requires_grad=True), dg.tensor(t, requires_grad=True)
+    loss = F.mse_loss(pred, target)
+    loss.backward()
+    np.testing.assert_allclose(loss.item(), np.mean((p - t) ** 2), rtol=1e-15)
+    np.testing.assert_allclose(pred.grad.numpy(), 2 * (p - t) / p.size, atol=1e-16)
+    np.testing.assert_allclose(target.grad.numpy(), -2 * (p - t) / p.size, atol=1e-16)
+
+
+def test_mse_sum_reduction():
+    p, t = np.array([1.0, -2.0, 3.0]), np.array([0.5, 0.0, 1.0])
+    pred = dg.tensor(p, requires_grad=True)
+    loss = F.mse_loss(pred, t, reduction="sum")
+    loss.backward()
+    assert loss.item() == pytest.approx(np.sum((p - t) ** 2), rel=1e-15)
+    np.testing.assert_allclose(pred.grad.numpy(), 2 * (p - t), atol=1e-15)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+def test_hinge_value_and_gradient(reduction):
+    s = np.array([2.0, 0.5, -1.0, -0.3, 1.5, 0.2])
+    y = np.array([1, 1, 1, -1, -1, -1])
+    scores = dg.tensor(s, requires_grad=True)
+    loss = F.hinge_loss(scores, y, reduction=reduction)
+    loss.backward()
+    margins = np.maximum(0, 1 - y * s)
+    active = (1 - y * s) > 0   # no score sits on the kink
+    div = len(s) if reduction == "mean" else 1
+    assert loss.item() == pytest.approx(margins.sum() / div, rel=1e-15)
+    np.testing.assert_allclose(scores.grad.numpy(), -y * active / div, atol=1e-16)
+
+
+def test_hinge_accepts_column_of_scores():
+    s = np.array([[0.5], [-2.0], [0.1]])
+    y = np.array([1.0, -1.0, -1.0])
+    scores = dg.tensor(s, requires_grad=True)
+    F.hinge_loss(scores, y).backward()
+    assert scores.grad.shape == (3, 1)
+    np.testing.assert_allclose(scores.grad.numpy()[:, 0], [-1 / 3, 0.0, 1 / 3], atol=1e-16)
+
+
+def test_cross_entropy_target_forms_agree():
+    z = np.random.default_rng(0).standard_normal((4, 3))
+    t = [2, 0, 1, 2]
+    ref = -np.mean(np.log(np.exp(z) / np.exp(z).sum(1, keepdims=True))[np.arange(4), t])
+    for targets in (t, np.array(t), np.array(t, dtype=np.int32), dg.tensor(np.array(t, float))):
+        assert F.cross_entropy(dg.tensor(z), targets).item() == pytest.approx(ref, rel=1e-14)
+
+
+# ---------------------------------------------------------------- bad inputs
+
+
+LOGITS = dg.tensor(np.zeros((4, 3)), requires_grad=True)
+
+
+@pytest.mark.parametrize("logits, targets, fragment", [
+    (LOGITS, [0, 1, 2, 3], "out of range"),
+    (LOGITS, [0, -1, 2, 0], "out of range"),
+    (LOGITS, [0.5, 1, 2, 0], "non-integer"),
+    (LOGITS, np.array([0, 1, 2]), "shape (4,)"),
+    (LOGITS, np.zeros((4, 1), dtype=int), "(4, 1)"),
+    (LOGITS, np.array([True, False, True, True]), "dtype bool"),
+    (LOGITS, dg.tensor([0.0, 1.0, np.nan, 2.0]), "non-integer"),
+    (dg.tensor(np.zeros(3)), [0], "(N, C)"),
+    (dg.tensor(np.zeros((2, 3, 4))), [0, 1], "(2, 3, 4)"),
+])
+def test_cross_entropy_bad_targets(logits, targets, fragment):
+    with pytest.raises(ValueError) as e:
+        F.cross_entropy(logits, targets)
+    assert "cross_entropy" in str(e.value) and fragment in str(e.value)
+
+
+@pytest.mark.parametrize("call", [
+    lambda: F.cross_entropy(LOGITS, [0, 1, 2, 0], reduction="none"),
+    lambda: F.mse_loss(dg.ones(3), np.ones(3), reduction="avg"),
+    lambda: F.hinge_loss(dg.ones(3), [1, 1, 1], reduction=None),
+])
+def test_bad_reduction(call):
+    with pytest.raises(ValueError, match="reduction"):
+        call()
+
+
+def test_mse_shape_mismatch():
+    with pytest.raises(ValueError, match=r"mse_loss.*\(4, 1\).*\(4,\)"):
+        F.mse_loss(dg.ones((4, 1)), np.ones(4))
+
+
+@pytest.mark.parametrize("labels, fragment", [
+    ([1, 0, -1], "+1 or -1"), ([1, 2, -1], "+1 or -1"), ([1, -1], "shape"),
+])
+def test_hinge_bad_labels(labels, fragment):
+    with pytest.raises(ValueError) as e:
+        F.hinge_loss(dg.ones(3), labels)
+    assert "hinge_loss" in str(e.value) and fragment in str(e.value)
+
+
+# ---------------------------------------------------------------- optimizers
+
+
+@pytest.mark.parametrize("make", [
+    lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+    lambda ps: optim.Adam(ps, lr=0.1),
+])
+def test_optimizer_skips_parameter_without_grad(make):
+    used = dg.tensor([1.0, 2.0], requires_grad=True)
+    unused = dg.tensor([3.0, 4.0], requires_grad=True)
+    opt = make([used, unused])
+    (used * used).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(unused.data, [3.0, 4.0])
+    assert not np.array_equal(used.data, [1.0, 2.0])
+    # the skipped parameter's first real step is a first step (no state was built for it)
+    opt.zero_grad()
+    (unused * 1.0).sum().backward()   # gradient of ones
+    opt.step()
+    expected = 3.0 - 0.1 * 1.0 / (1.0 + 1e-8) if isinstance(opt, optim.Adam) else 3.0 - 0.1
+    assert unused.data[0] == pytest.approx(expected, rel=1e-15)
+
+
+def test_sgd_single_steps_closed_form():
+    p0, g = np.array([1.0, -2.0]), np.array([0.5, 0.25])
+    w = dg.tensor(p0, requires_grad=True)
+    opt = optim.SGD([w], lr=0.1, weight_decay=0.01)
+    w.grad = dg.tensor(g)
+    opt.step()
+    np.testing.assert_allclose(w.data, p0 - 0.1 * (g + 0.01 * p0), rtol=1e-15)
+    opt.lr = 0.5                          # read afresh by the next step
+    p1 = w.data.copy()
+    opt.step()
+    np.testing.assert_allclose(w.data, p1 - 0.5 * (g + 0.01 * p1), rtol=1e-15)
+
+
+def test_adam_first_step_closed_form():
+    g = np.array([0.3, -4.0, 1e-3])
+    w = dg.tensor(np.zeros(3), requires_grad=True)
+    opt = optim.Adam([w], lr=0.01)
+    w.grad = dg.tensor(g)
+    opt.step()
+    # m = (1-b1) g, v = (1-b2) g^2: the bias corrections leave lr * g / (|g| + eps)
+    np.testing.assert_allclose(w.data, -0.01 * g / (np.abs(g) + 1e-8), rtol=1e-14)
+
+
+def test_optimizers_never_mutate_arrays_in_place():
+    for make in (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
+                 lambda ps: optim.Adam(ps, lr=0.1)):
+        w = dg.tensor([1.0, 2.0], requires_grad=True)
+        opt = make([w])
+        for _ in range(2):
+            data, g = w.data, dg.tensor([0.5, -0.5])
+            data_copy, g_copy = data.copy(), g.data.copy()
+            w.grad = g
+            opt.step()
+            np.testing.assert_array_equal(data, data_copy)
+            np.testing.assert_array_equal(g.data, g_copy)
+            assert w.data is not data
+
+
+@pytest.mark.parametrize("make, error", [
+    (lambda w: optim.SGD([w], lr=-0.1), ValueError),
+    (lambda w: optim.SGD([w], lr=0.1, momentum=-0.5), ValueError),
+    (lambda w: optim.SGD([w], lr=0.1, nesterov=True), ValueError),
+    (lambda w: optim.SGD([w], lr=0.1, weight_decay=-1.0), ValueError),
+    (lambda w: optim.Adam([w], lr=-1e-3), ValueError),
+    (lambda w: optim.Adam([w], betas=(1.0, 0.999)), ValueError),
+    (lambda w: optim.Adam([w], betas=(0.9, -0.1)), ValueError),
+    (lambda w: optim.Adam([w], eps=-1e-8), ValueError),
+    (lambda w: optim.SGD([], lr=0.1), ValueError),
+    (lambda w: optim.SGD([w, w], lr=0.1), ValueError),
+    (lambda w: optim.SGD(w, lr=0.1), TypeError),
+    (lambda w: optim.Adam([w, np.zeros(2)]), TypeError),
+])
+def test_optimizer_argument_validation(make, error):
+    with pytest.raises(error):
+        make(dg.tensor([1.0], requires_grad=True))
+
+
+def test_setting_a_negative_lr_is_refused():
+    opt = optim.SGD([dg.tensor([1.0], requires_grad=True)], lr=0.1)
+    with pytest.raises(ValueError, match="learning rate"):
+        opt.lr = -1.0
+    assert opt.lr == 0.1
+
+
+# ---------------------------------------------------------------- schedules (closed forms)
+
+
+def _lrs(make, n=6, lr=1.0):
+    opt = optim.SGD([dg.tensor([0.0], requires_grad=True)], lr=lr)
+    sched = make(opt)
+    out = [opt.lr]
+    for _ in range(n):
+        opt.step()
+        sched.step()
+        out.append(opt.lr)
+        assert sched.get_last_lr() == [opt.lr]
+    return out
+
+
+def test_schedules_closed_forms():
+    np.testing.assert_allclose(_lrs(lambda o: lr_scheduler.StepLR(o, 2, gamma=0.5)),
+                               [1, 1, 0.5, 0.5, 0.25, 0.25, 0.125], rtol=1e-15)
+    np.testing.assert_allclose(_lrs(lambda o: lr_scheduler.ExponentialLR(o, 0.9)),
+                               0.9 ** np.arange(7), rtol=1e-15)
+    np.testing.assert_allclose(_lrs(lambda o: lr_scheduler.CosineAnnealingLR(o, 4, eta_min=0.1)),
+                               0.1 + 0.9 * (1 + np.cos(np.pi * np.arange(7) / 4)) / 2, atol=1e-15)
+    np.testing.assert_allclose(_lrs(lambda o: lr_scheduler.LinearLR(o, 0.5, 1.0, 4)),
+                               [0.5, 0.625, 0.75, 0.875, 1, 1, 1], rtol=1e-15)
+
+
+@pytest.mark.parametrize("make", [
+    lambda o: lr_scheduler.StepLR(o, 0), lambda o: lr_scheduler.ExponentialLR(o, -0.1),
+    lambda o: lr_scheduler.CosineAnnealingLR(o, 0), lambda o: lr_scheduler.LinearLR(o, 0.0),
+    lambda o: lr_scheduler.LinearLR(o, 0.5, 1.5), lambda o: lr_scheduler.StepLR("opt", 2),
+])
+def test_schedule_argument_validation(make):
+    opt = optim.SGD([dg.tensor([0.0], requires_grad=True)], lr=1.0)
+    with pytest.raises((ValueError, TypeError)):
+        make(opt)
