@@ -1,0 +1,193 @@
+"""The same workloads written straight in NumPy, with every derivative worked out by hand.
+
+No graph, no autodiff, no Python object per operation: only the array arithmetic a
+NumPy engine cannot avoid. These are the floors that ``benchmarks/run.py`` divides
+every engine's time by, so they are written the way a careful person would write
+them by hand (in-place updates where they are free), but not tuned beyond that.
+
+- ``chain_grad``: the per-op chain (the op mix is ``CHAIN_OPS``) and its backward.
+- ``mlp_loss_and_grads``: a relu MLP, softmax cross-entropy, and the backward pass.
+- ``Adam``: ``torch.optim.Adam``'s update, in NumPy.
+
+Parameters are a flat list ``[W0, b0, W1, b1, ...]`` with ``W`` of shape (nin, nout),
+the layout of ``duograd.nn.Linear``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+# The per-op workload, cycled: (operation, constant). Every engine applies this same
+# list. The cycle keeps values bounded (tanh caps them, exp of at most 1.1 follows),
+# so a chain of any length stays finite.
+CHAIN_OPS: tuple[tuple[str, float | None], ...] = (("mul", 0.9), ("tanh", None),
+                                                   ("add", 0.1), ("exp", None))
+
+
+def chain_forward(x: np.ndarray, n: int) -> np.ndarray:
+    """Apply the first ``n`` operations of the cycled ``CHAIN_OPS`` to ``x``.
+
+    >>> chain_forward(np.zeros(2), 4)   # exp(tanh(0 * 0.9) + 0.1)
+    array([1.10517092, 1.10517092])
+    """
+    for k in range(n):
+        op, c = CHAIN_OPS[k % len(CHAIN_OPS)]
+        x = x * c if op == "mul" else np.tanh(x) if op == "tanh" else x + c if op == "add" else np.exp(x)
+    return x
+
+
+def chain_grad(x: np.ndarray, n: int) -> tuple[float, np.ndarray]:
+    """``sum(chain_forward(x, n))`` and its gradient with respect to ``x``, by hand:
+    the forward keeps what each derivative needs, the backward multiplies through.
+
+    >>> value, g = chain_grad(np.zeros(1), 4)   # d/dx exp(tanh(0.9 x) + 0.1) at 0
+    >>> bool(np.isclose(g[0], 0.9 * np.exp(0.1)))
+    True
+    """
+    saved = []  # tanh and exp outputs; mul and add need nothing from the forward
+    for k in range(n):
+        op, c = CHAIN_OPS[k % len(CHAIN_OPS)]
+        if op == "mul":
+            x = x * c
+        elif op == "tanh":
+            x = np.tanh(x)
+            saved.append(x)
+        elif op == "add":
+            x = x + c
+        else:
+            x = np.exp(x)
+            saved.append(x)
+    g = np.ones_like(x)
+    for k in range(n - 1, -1, -1):
+        op, c = CHAIN_OPS[k % len(CHAIN_OPS)]
+        if op == "mul":
+            g = g * c
+        elif op == "tanh":
+            out = saved.pop()
+            g = g * (1.0 - out * out)
+        elif op == "exp":
+            g = g * saved.pop()
+        # add: the gradient passes through unchanged
+    return float(x.sum()), g
+
+
+def mlp_forward(params: Sequence[np.ndarray], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Logits of the relu MLP and the layer inputs the backward pass needs
+    (``acts[i]`` is the input of layer ``i``; every hidden activation is a relu).
+
+    >>> W, b = np.eye(2), np.zeros(2)
+    >>> mlp_forward([W, b], np.ones((1, 2)))[0]
+    array([[1., 1.]])
+    """
+    acts = [x]
+    a = x
+    n_layers = len(params) // 2
+    for i in range(n_layers):
+        z = a @ params[2 * i] + params[2 * i + 1]
+        if i < n_layers - 1:
+            a = np.maximum(z, 0.0)
+            acts.append(a)
+        else:
+            a = z
+    return a, acts
+
+
+def softmax_cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
+    """Mean softmax cross-entropy and its gradient ``(softmax(logits) - onehot) / N``.
+
+    >>> loss, g = softmax_cross_entropy(np.zeros((2, 2)), np.array([0, 1]))
+    >>> round(loss, 6), g.tolist()
+    (0.693147, [[-0.25, 0.25], [0.25, -0.25]])
+    """
+    n = logits.shape[0]
+    shift = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shift)
+    s = e.sum(axis=1, keepdims=True)
+    rows = np.arange(n)
+    loss = float(np.log(s[:, 0]).sum() - shift[rows, targets].sum()) / n
+    g = e / s
+    g[rows, targets] -= 1.0
+    g /= n
+    return loss, g
+
+
+def mlp_loss_and_grads(params: Sequence[np.ndarray], x: np.ndarray,
+                       targets: np.ndarray) -> tuple[float, list[np.ndarray]]:
+    """Cross-entropy of the relu MLP on ``(x, targets)`` and its gradient for every
+    parameter, in the order of ``params``.
+
+    The backward, layer by layer from the top: dW = a_in^T g, db = sum of g over the
+    batch, and g for the layer below is (g W^T) masked where the relu was off.
+    NOTE: the mask is ``a > 0``, so relu'(0) = 0 as in duograd and PyTorch.
+
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.normal(size=(3, 4)), np.zeros(4), rng.normal(size=(4, 2)), np.zeros(2)]
+    >>> loss, grads = mlp_loss_and_grads(params, rng.normal(size=(5, 3)), np.array([0, 1, 0, 1, 1]))
+    >>> [g.shape for g in grads]
+    [(3, 4), (4,), (4, 2), (2,)]
+    """
+    logits, acts = mlp_forward(params, x)
+    loss, g = softmax_cross_entropy(logits, targets)
+    grads: list[np.ndarray] = [None] * len(params)  # type: ignore[list-item]
+    for i in range(len(params) // 2 - 1, -1, -1):
+        a_in = acts[i]
+        grads[2 * i] = a_in.T @ g
+        grads[2 * i + 1] = g.sum(axis=0)
+        if i > 0:
+            g = (g @ params[2 * i].T) * (a_in > 0)
+    return loss, grads
+
+
+class Adam:
+    """``torch.optim.Adam`` (no weight decay, no amsgrad) on NumPy arrays, updated in place.
+
+    m <- m + (1 - b1) (g - m)  (torch's lerp),  v <- b2 v + (1 - b2) g^2,
+    p <- p - (lr / (1 - b1^t)) m / (sqrt(v) / sqrt(1 - b2^t) + eps)
+
+    >>> p = [np.array([1.0])]
+    >>> opt = Adam(p, lr=0.1)
+    >>> opt.step([np.array([2.0])])
+    >>> p[0].round(6)        # the first step moves every weight by about lr
+    array([0.9])
+    """
+
+    def __init__(self, params: Sequence[np.ndarray], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+        self.params = list(params)
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.m = [np.zeros_like(p) for p in self.params]
+        self.v = [np.zeros_like(p) for p in self.params]
+        self.t = 0
+
+    def step(self, grads: Sequence[np.ndarray]) -> None:
+        self.t += 1
+        b1, b2 = self.betas
+        step_size = self.lr / (1 - b1 ** self.t)
+        root_bc2 = np.sqrt(1 - b2 ** self.t)
+        for p, g, m, v in zip(self.params, grads, self.m, self.v):
+            m += (1 - b1) * (g - m)
+            v *= b2
+            v += (1 - b2) * (g * g)
+            denom = np.sqrt(v)
+            denom /= root_bc2
+            denom += self.eps
+            p -= step_size * (m / denom)
+
+
+def train_step(params: list[np.ndarray], opt: Adam | None, x: np.ndarray,
+               targets: np.ndarray) -> float:
+    """One full step: forward, cross-entropy, backward, and an Adam update when ``opt``
+    is given (the BLAS-bound workload has none). Returns the loss.
+
+    >>> rng = np.random.default_rng(0)
+    >>> params = [rng.normal(size=(2, 3)), np.zeros(3), rng.normal(size=(3, 2)), np.zeros(2)]
+    >>> loss = train_step(params, Adam(params), rng.normal(size=(4, 2)), np.array([0, 1, 1, 0]))
+    >>> loss > 0
+    True
+    """
+    loss, grads = mlp_loss_and_grads(params, x, targets)
+    if opt is not None:
+        opt.step(grads)
+    return loss

@@ -1,0 +1,786 @@
+"""Benchmarks: duograd against PyTorch eager, HIPS autograd and hand-written NumPy.
+
+    python benchmarks/run.py            # the full run (a few minutes)
+    python benchmarks/run.py --quick    # fewer repeats, a shorter long chain (~30 s)
+
+Everything is measured in one process, in one run, so the ratios compare like with
+like. Within each workload the engines take turns (round-robin, and the turn order
+rotates from repeat to repeat), so a machine that drifts slower during the run slows
+every engine alike; each figure is the median over the repeats. BLAS is held to one
+thread for every engine (the environment variables below, ``threadpoolctl`` when it
+is installed, ``torch.set_num_threads(1)``), so no engine wins by using more cores.
+
+The floor is hand-written NumPy (``benchmarks/handwritten.py``): the same arithmetic
+with derivatives worked out by hand and no autodiff at all, which is as fast as a
+NumPy engine can possibly be. Before timing anything the run checks that the hand-
+written gradients equal duograd's for the same weights (max abs diff < 1e-10), so
+the comparison is between two ways of computing the same numbers.
+
+PyTorch and HIPS autograd are optional: when one is missing its column reads "n/a".
+Results go to the ``benchmarks`` section of ``results/measurements.json``; the file's
+other sections are kept. The targets printed beside the numbers come from the issue;
+the workloads are fixed in advance and not tuned to meet them.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Single-threaded BLAS must be requested before NumPy loads its BLAS. When this module
+# is imported after NumPy (from the walkthrough, say), threadpoolctl does it at run time.
+if "numpy" not in sys.modules:
+    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import contextlib  # noqa: E402
+import cProfile  # noqa: E402
+import datetime  # noqa: E402
+import gc  # noqa: E402
+import importlib  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import platform  # noqa: E402
+import pstats  # noqa: E402
+import statistics  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+import tracemalloc  # noqa: E402
+from dataclasses import dataclass, field  # noqa: E402
+from pathlib import Path  # noqa: E402
+from types import ModuleType, SimpleNamespace  # noqa: E402
+from typing import Any, Callable, Iterator  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the root
+    sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+import duograd as dg  # noqa: E402
+from duograd import nn, optim  # noqa: E402
+from duograd.nn import functional as F  # noqa: E402
+from benchmarks import handwritten as hw  # noqa: E402
+
+DEFAULT_OUT = ROOT / "results" / "measurements.json"
+GRAD_TOL = 1e-10  # hand-written vs duograd gradients, max abs diff
+ENGINES = ("duograd", "torch", "autograd", "numpy")
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+# ====================================================================== configuration
+
+@dataclass(frozen=True)
+class Sizes:
+    """What one run measures and how often. ``repeats``: timing samples per engine
+    (the median is reported); ``inner``: calls timed together in one sample."""
+
+    per_op_ops: int = 100
+    per_op_shape: tuple[int, int] = (4, 4)
+    long_chain: int = 100_000
+    spiral: tuple[int, tuple[int, ...], int] = (2, (64, 64, 2), 350)
+    digits: tuple[int, tuple[int, ...], int] = (64, (64, 32, 10), 64)
+    blas: tuple[int, tuple[int, ...], int] = (512, (1024, 1024, 10), 256)
+    # Many short samples rather than a few long ones: on a shared machine a burst of
+    # someone else's work then spoils a few samples of every engine, which the median
+    # ignores, instead of most of one engine's.
+    repeats: dict[str, int] = field(default_factory=lambda: {
+        "per_op": 41, "spiral": 31, "digits": 41, "blas": 7, "chain": 3, "hvp": 21})
+    inner: dict[str, int] = field(default_factory=lambda: {
+        "per_op": 5, "spiral": 3, "digits": 5, "blas": 1, "chain": 1, "hvp": 1})
+    profile_steps: int = 100
+    use_sklearn: bool = True
+
+
+FULL = Sizes()
+QUICK = Sizes(long_chain=20_000,
+              repeats={"per_op": 11, "spiral": 9, "digits": 11, "blas": 3, "chain": 1, "hvp": 7},
+              inner={"per_op": 5, "spiral": 2, "digits": 3, "blas": 1, "chain": 1, "hvp": 1},
+              profile_steps=20)
+# For the test suite: every code path, tiny arrays, nothing repeated.
+SMOKE = Sizes(per_op_ops=20, long_chain=2_000, spiral=(2, (16, 16, 2), 64),
+              digits=(64, (16, 8, 10), 16), blas=(32, (64, 64, 10), 16),
+              repeats={k: 1 for k in FULL.repeats}, inner={k: 1 for k in FULL.inner},
+              profile_steps=1, use_sklearn=False)
+
+TARGETS = {
+    "per_op": "duograd <= torch",
+    "spiral": "duograd <= 1.3x numpy",
+    "digits": "duograd <= 1.5x numpy",
+    "blas": "duograd <= 1.05x numpy",
+    "chain": "duograd < torch",
+    "memory": "duograd <= 1.5x numpy",
+    "hvp": "duograd <= 2x torch",
+}
+
+
+def _optional(name: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
+
+
+# ====================================================================== timing
+
+def _interleaved(engines: dict[str, Callable[[], Any]], repeats: int, inner: int,
+                 warmup: int = 1) -> dict[str, dict[str, float]]:
+    """Median seconds per call of each engine, the engines taking turns in every repeat.
+
+    The first engine of each repeat rotates, so none is always timed right after
+    the garbage collector ran or right after a particular rival.
+    """
+    for fn in engines.values():
+        for _ in range(warmup):
+            fn()
+    names = list(engines)
+    samples: dict[str, list[float]] = {k: [] for k in names}
+    for r in range(repeats):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            fn = engines[name]
+            gc.collect()
+            t0 = time.perf_counter()
+            for _ in range(inner):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / inner)
+    return {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
+            for k, v in samples.items()}
+
+
+def _sig(x: float | None, digits: int = 4) -> float | None:
+    """``x`` to a few significant digits (timings carry no more), None for n/a."""
+    if x is None:
+        return None
+    if not math.isfinite(x):
+        raise ValueError(f"benchmark produced a non-finite number: {x}")
+    return float(f"{x:.{digits}g}")
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def _report(times: dict[str, dict[str, float]], scale: float, unit: str) -> dict[str, Any]:
+    """Per engine: median (scaled to ``unit``) and the [min, max] spread; None for absent ones."""
+    out: dict[str, Any] = {"unit": unit}
+    spread = {}
+    for name in ENGINES:
+        t = times.get(name)
+        out[name] = _sig(t["median"] * scale) if t else None
+        if t:
+            spread[name] = [_sig(t["min"] * scale), _sig(t["max"] * scale)]
+    out["spread"] = spread
+    return out
+
+
+def _max_abs_diff(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    return max(float(np.max(np.abs(np.asarray(x) - np.asarray(y)))) for x, y in zip(a, b))
+
+
+def _check_grads(name: str, diff: float) -> None:
+    if not diff < GRAD_TOL:
+        raise AssertionError(f"{name}: hand-written and duograd gradients differ by {diff:.3e} "
+                             f"(max abs), over the {GRAD_TOL:g} allowed: the comparison would "
+                             "not be apples to apples")
+
+
+# ====================================================================== the op chain
+
+def _chain(x: Any, n: int, tanh: Callable, exp: Callable) -> Any:
+    """The first ``n`` ops of ``hw.CHAIN_OPS`` applied with one engine's tanh and exp."""
+    ops = hw.CHAIN_OPS
+    for k in range(n):
+        op, c = ops[k % len(ops)]
+        if op == "mul":
+            x = x * c
+        elif op == "tanh":
+            x = tanh(x)
+        elif op == "add":
+            x = x + c
+        else:
+            x = exp(x)
+    return x
+
+
+def _chain_engines(x0: np.ndarray, n: int, torch: ModuleType | None,
+                   hips: ModuleType | None) -> dict[str, Callable[[], np.ndarray]]:
+    """One forward + backward of the n-op chain per engine; each returns d sum / d x."""
+
+    def duograd_fn() -> np.ndarray:
+        x = dg.tensor(x0, requires_grad=True)
+        _chain(x, n, dg.Tensor.tanh, dg.Tensor.exp).sum().backward()
+        return x.grad.numpy()
+
+    engines: dict[str, Callable[[], np.ndarray]] = {"duograd": duograd_fn}
+    if torch is not None:
+        def torch_fn() -> np.ndarray:
+            x = torch.tensor(x0, dtype=torch.float64, requires_grad=True)
+            _chain(x, n, torch.tanh, torch.exp).sum().backward()
+            return x.grad.numpy()
+        engines["torch"] = torch_fn
+    if hips is not None:
+        anp = importlib.import_module("autograd.numpy")
+        hips_grad = hips.grad(lambda x: anp.sum(_chain(x, n, anp.tanh, anp.exp)))
+        engines["autograd"] = lambda: hips_grad(x0)
+    engines["numpy"] = lambda: hw.chain_grad(x0, n)[1]
+    return engines
+
+
+def _grad_diffs(engines: dict[str, Callable[[], Any]], reference: Any) -> dict[str, float]:
+    """Max abs difference of each engine's gradient from the hand-written one."""
+    ref = reference if isinstance(reference, list) else [reference]
+    out = {}
+    for name, fn in engines.items():
+        if name == "numpy":
+            continue
+        g = fn()
+        out[name] = _max_abs_diff(g if isinstance(g, list) else [g], ref)
+    return out
+
+
+def bench_per_op(ctx: SimpleNamespace) -> dict[str, Any]:
+    s = ctx.sizes
+    x0 = np.random.default_rng(0).uniform(-1, 1, size=s.per_op_shape)
+    engines = _chain_engines(x0, s.per_op_ops, ctx.torch, ctx.hips)
+    diffs = _grad_diffs(engines, hw.chain_grad(x0, s.per_op_ops)[1])
+    _check_grads("per-op chain", diffs["duograd"])
+    times = _interleaved(engines, ctx.repeats("per_op"), ctx.inner("per_op"))
+    res = _report(times, 1e6 / s.per_op_ops, "us per op (forward + backward)")
+    res.update(ops=s.per_op_ops, shape=list(s.per_op_shape), op_cycle=[o for o, _ in hw.CHAIN_OPS],
+               grad_max_abs_diff=_sig_all(diffs), target=TARGETS["per_op"],
+               ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])),
+               ratio_to_numpy=_sig(_ratio(res["duograd"], res["numpy"])))
+    res["met"] = None if res["torch"] is None else res["duograd"] <= res["torch"]
+    return res
+
+
+def bench_long_chain(ctx: SimpleNamespace) -> dict[str, Any]:
+    n = ctx.sizes.long_chain
+    x0 = np.array([0.3])
+    engines = _chain_engines(x0, n, ctx.torch, None)  # the issue asks for torch and NumPy here
+    diffs = _grad_diffs(engines, hw.chain_grad(x0, n)[1])
+    _check_grads("long chain", diffs["duograd"])
+    times = _interleaved(engines, ctx.repeats("chain"), ctx.inner("chain"), warmup=0)
+    res = _report(times, 1.0, "s (forward + backward)")
+    res.update(ops=n, shape=[1], grad_max_abs_diff=_sig_all(diffs), target=TARGETS["chain"],
+               ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])),
+               ratio_to_numpy=_sig(_ratio(res["duograd"], res["numpy"])))
+    res["met"] = None if res["torch"] is None else res["duograd"] < res["torch"]
+    return res
+
+
+def _sig_all(d: dict[str, float]) -> dict[str, float]:
+    return {k: _sig(v, 3) for k, v in d.items()}
+
+
+# ====================================================================== MLP training steps
+
+def spiral_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` points of a noisy two-arm spiral, 2.5 turns, labels 0 and 1.
+
+    >>> x, y = spiral_data(10)
+    >>> x.shape, sorted(set(y.tolist()))
+    ((10, 2), [0, 1])
+    """
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    t = np.sqrt(rng.uniform(0.02, 1.0, n))
+    theta = t * 2.5 * 2 * np.pi + np.pi * y + rng.normal(0, 0.5, n) * t
+    return np.stack([t * np.cos(theta), t * np.sin(theta)], axis=1), y
+
+
+def _data(kind: str, ctx: SimpleNamespace) -> tuple[np.ndarray, np.ndarray]:
+    nin, nouts, batch = getattr(ctx.sizes, kind)
+    if kind == "spiral":
+        return spiral_data(batch)
+    if kind == "digits" and ctx.sizes.use_sklearn:
+        datasets = _optional("sklearn.datasets")
+        if datasets is not None:
+            d = datasets.load_digits()
+            return d.data[:batch] / 16.0, d.target[:batch].astype(np.intp)
+    rng = np.random.default_rng(1)
+    return rng.normal(size=(batch, nin)), rng.integers(0, nouts[-1], batch)
+
+
+def _torch_logits(torch: ModuleType, params: Any, x: Any) -> Any:
+    """The relu MLP in PyTorch, one ``addmm`` per layer (what ``nn.Linear`` runs)."""
+    n = len(params) // 2
+    for i in range(n):
+        x = torch.addmm(params[2 * i + 1], x, params[2 * i])
+        if i < n - 1:
+            x = torch.relu(x)
+    return x
+
+
+def _dg_logits(params: Any, x: dg.Tensor) -> dg.Tensor:
+    """The same MLP as a function of its parameters (for the Hessian-vector product)."""
+    n = len(params) // 2
+    for i in range(n):
+        x = x @ params[2 * i] + params[2 * i + 1]
+        if i < n - 1:
+            x = x.relu()
+    return x
+
+
+def _hips_loss(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> Any:
+    anp = importlib.import_module("autograd.numpy")
+    n = len(params) // 2
+    h = x
+    for i in range(n):
+        h = anp.dot(h, params[2 * i]) + params[2 * i + 1]
+        if i < n - 1:
+            h = anp.maximum(h, 0.0)
+    shift = h - anp.max(h, axis=1, keepdims=True)
+    logp = shift - anp.log(anp.sum(anp.exp(shift), axis=1, keepdims=True))
+    return -anp.mean(logp[np.arange(len(y)), y])
+
+
+def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e-3) -> SimpleNamespace:
+    """One training step per engine, every engine starting from the same weights.
+
+    Returns ``engines`` (name -> step function), the data, the initial weights and each
+    engine's gradient at them (``grads``), so the caller can check they agree.
+    """
+    nin, nouts, _ = getattr(ctx.sizes, kind)
+    x, y = _data(kind, ctx)
+    model = nn.MLP(nin, list(nouts), rng=0)
+    params = model.parameters()
+    w0 = [p.data.copy() for p in params]
+    engines: dict[str, Callable[[], Any]] = {}
+    grads: dict[str, list[np.ndarray]] = {}
+
+    # duograd: the public API, exactly as a user writes a training loop.
+    xt = dg.tensor(x)
+    opt = optim.Adam(params, lr=lr) if adam else None
+    loss = F.cross_entropy(model(xt), y)
+    loss.backward()
+    grads["duograd"] = [p.grad.numpy().copy() for p in params]
+    model.zero_grad()
+
+    def duograd_step() -> float:
+        if opt is not None:
+            opt.zero_grad()
+        else:
+            model.zero_grad()
+        loss = F.cross_entropy(model(xt), y)
+        loss.backward()
+        if opt is not None:
+            opt.step()
+        return loss.item()
+    engines["duograd"] = duograd_step
+
+    torch = ctx.torch
+    if torch is not None:
+        tp = [torch.tensor(w, dtype=torch.float64, requires_grad=True) for w in w0]
+        tx, ty = torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(y.astype(np.int64))
+        torch.nn.functional.cross_entropy(_torch_logits(torch, tp, tx), ty).backward()
+        grads["torch"] = [p.grad.numpy().copy() for p in tp]
+        topt = torch.optim.Adam(tp, lr=lr) if adam else None
+
+        def torch_step() -> float:
+            for p in tp:
+                p.grad = None
+            loss = torch.nn.functional.cross_entropy(_torch_logits(torch, tp, tx), ty)
+            loss.backward()
+            if topt is not None:
+                topt.step()
+            return loss.item()
+        engines["torch"] = torch_step
+
+    if ctx.hips is not None and kind != "blas":
+        hp = [w.copy() for w in w0]
+        hips_grad = ctx.hips.grad(lambda ps: _hips_loss(ps, x, y))
+        grads["autograd"] = [np.asarray(g) for g in hips_grad(hp)]
+        hopt = hw.Adam(hp, lr=lr) if adam else None
+
+        def hips_step() -> None:
+            g = hips_grad(hp)
+            if hopt is not None:
+                hopt.step(g)
+        engines["autograd"] = hips_step
+
+    npp = [w.copy() for w in w0]
+    grads["numpy"] = hw.mlp_loss_and_grads(npp, x, y)[1]
+    nopt = hw.Adam(npp, lr=lr) if adam else None
+    engines["numpy"] = lambda: hw.train_step(npp, nopt, x, y)
+    return SimpleNamespace(engines=engines, grads=grads, x=x, y=y, w0=w0, model=model)
+
+
+def bench_train(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
+    nin, nouts, batch = getattr(ctx.sizes, kind)
+    adam = kind != "blas"
+    setup = mlp_setup(kind, ctx, adam=adam)
+    diffs = {k: _max_abs_diff(g, setup.grads["numpy"]) for k, g in setup.grads.items() if k != "numpy"}
+    _check_grads(f"{kind} step", diffs["duograd"])
+    times = _interleaved(setup.engines, ctx.repeats(kind), ctx.inner(kind))
+    res = _report(times, 1e3, "ms per step")
+    res.update(model=f"MLP({nin}, {list(nouts)})", batch=batch,
+               n_params=int(sum(w.size for w in setup.w0)),
+               step="forward, cross-entropy, backward" + (", Adam" if adam else " (no optimizer)"),
+               grad_max_abs_diff=_sig_all(diffs), target=TARGETS[kind],
+               ratio_to_numpy={k: _sig(_ratio(res[k], res["numpy"])) for k in ENGINES
+                               if k != "numpy" and res[k] is not None})
+    limit = {"spiral": 1.3, "digits": 1.5, "blas": 1.05}[kind]
+    res["met"] = res["ratio_to_numpy"]["duograd"] <= limit
+    return res
+
+
+def _peak_bytes(fn: Callable[[], Any]) -> int:
+    """Peak bytes traced by ``tracemalloc`` during one call of ``fn``, above what was
+    allocated when it started (after a warm-up call, so caches are already built)."""
+    fn()
+    gc.collect()
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+
+
+def bench_memory(ctx: SimpleNamespace) -> dict[str, Any]:
+    setup = mlp_setup("spiral", ctx)
+    dg_peak = _peak_bytes(setup.engines["duograd"])
+    np_peak = _peak_bytes(setup.engines["numpy"])
+    ratio = _sig(dg_peak / np_peak)
+    return {"unit": "MiB peak above the step's start (tracemalloc)",
+            "duograd": _sig(dg_peak / 2**20), "numpy": _sig(np_peak / 2**20),
+            "ratio": ratio, "workload": "spiral training step", "target": TARGETS["memory"],
+            "met": ratio <= 1.5}
+
+
+def bench_hvp(ctx: SimpleNamespace) -> dict[str, Any]:
+    """H·v of the spiral loss w.r.t. every parameter, four ways, checked against each
+    other and against central differences of the hand-written gradient."""
+    setup = mlp_setup("spiral", ctx)
+    x, y, w0 = setup.x, setup.y, setup.w0
+    rng = np.random.default_rng(2)
+    v0 = [rng.normal(size=w.shape) for w in w0]
+    xt = dg.tensor(x)
+    # Plain tensors for the transform (as torch.func gets); leaves that require grad
+    # for the explicit double backward.
+    plain = tuple(dg.tensor(w) for w in w0)
+    ps = tuple(dg.tensor(w, requires_grad=True) for w in w0)
+    vs = tuple(dg.tensor(v) for v in v0)
+
+    def loss(*p: dg.Tensor) -> dg.Tensor:
+        return F.cross_entropy(_dg_logits(p, xt), y)
+
+    def fwd_over_rev() -> list[np.ndarray]:
+        return [h.numpy() for h in dg.func.hvp(loss, plain, vs)[1]]
+
+    def rev_over_rev() -> list[np.ndarray]:
+        gs = dg.grad(loss(*ps), ps, create_graph=True)
+        dot = (gs[0] * vs[0]).sum()
+        for g, v in zip(gs[1:], vs[1:]):
+            dot = dot + (g * v).sum()
+        return [h.numpy() for h in dg.grad(dot, ps)]
+
+    engines: dict[str, Callable[[], list[np.ndarray]]] = {
+        "duograd_fwd_over_rev": fwd_over_rev, "duograd_rev_over_rev": rev_over_rev}
+    torch = ctx.torch
+    if torch is not None:
+        tps = tuple(torch.tensor(w, dtype=torch.float64) for w in w0)
+        tvs = tuple(torch.tensor(v, dtype=torch.float64) for v in v0)
+        tx, ty = torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(y.astype(np.int64))
+
+        def tloss(*p: Any) -> Any:
+            return torch.nn.functional.cross_entropy(_torch_logits(torch, p, tx), ty)
+
+        tgrad = torch.func.grad(tloss, argnums=tuple(range(len(tps))))
+        engines["torch_func"] = lambda: [h.numpy() for h in torch.func.jvp(tgrad, tps, tvs)[1]]
+        engines["torch_functional"] = lambda: [
+            h.numpy() for h in torch.autograd.functional.hvp(tloss, tps, tvs)[1]]
+
+    # Independent check: central differences of the hand-written gradient along v.
+    eps = 1e-6
+    gp = hw.mlp_loss_and_grads([w + eps * v for w, v in zip(w0, v0)], x, y)[1]
+    gm = hw.mlp_loss_and_grads([w - eps * v for w, v in zip(w0, v0)], x, y)[1]
+    fd = [(a - b) / (2 * eps) for a, b in zip(gp, gm)]
+    ref = fwd_over_rev()
+    norm = math.sqrt(sum(float(np.sum(h * h)) for h in ref))
+    checks = {"fd_rel_err": math.sqrt(sum(float(np.sum((h - f) ** 2)) for h, f in zip(ref, fd))) / norm}
+    for name, fn in engines.items():
+        if name != "duograd_fwd_over_rev":
+            checks[f"{name}_max_abs_diff"] = _max_abs_diff(fn(), ref)
+
+    times = _interleaved(engines, ctx.repeats("hvp"), ctx.inner("hvp"))
+    ms = {k: _sig(t["median"] * 1e3) for k, t in times.items()}
+    torch_best = min((ms[k] for k in ("torch_func", "torch_functional") if k in ms), default=None)
+    res: dict[str, Any] = {"unit": "ms per H.v", "n_params": int(sum(w.size for w in w0)), **ms,
+                           "spread": {k: [_sig(t["min"] * 1e3), _sig(t["max"] * 1e3)]
+                                      for k, t in times.items()},
+                           "checks": _sig_all(checks), "target": TARGETS["hvp"]}
+    res["ratio_to_torch"] = _sig(_ratio(ms["duograd_fwd_over_rev"], torch_best))
+    res["ratio_rev_over_rev_to_torch"] = _sig(_ratio(ms["duograd_rev_over_rev"], torch_best))
+    res["met"] = None if torch_best is None else res["ratio_to_torch"] <= 2.0
+    return res
+
+
+def _function_name(key: tuple[str, int, str]) -> str:
+    filename, line, func = key
+    if filename == "~":  # a built-in
+        return func
+    path = Path(filename)
+    parts = path.parts
+    if "site-packages" in parts:  # numpy/..., torch/...
+        shown = "/".join(parts[len(parts) - parts[::-1].index("site-packages"):])
+    else:
+        try:
+            shown = path.resolve().relative_to(ROOT).as_posix()
+        except ValueError:
+            shown = path.name
+    return f"{shown}:{line}({func})"
+
+
+def profile_spiral(ctx: SimpleNamespace, top: int = 12) -> dict[str, Any]:
+    """Where the time of duograd's spiral step goes: cProfile's top functions by their
+    own time (``tottime``), per step."""
+    step = mlp_setup("spiral", ctx).engines["duograd"]
+    step()
+    n = ctx.sizes.profile_steps
+    prof = cProfile.Profile()
+    prof.enable()
+    for _ in range(n):
+        step()
+    prof.disable()
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    rows = sorted(stats.items(), key=lambda kv: kv[1][2], reverse=True)[:top]
+    total = sum(v[2] for v in stats.values())
+    return {"workload": "duograd spiral training step", "steps": n,
+            "columns": ["function", "calls per step", "tottime ms per step"],
+            "total_ms_per_step": _sig(total * 1e3 / n),
+            "top": [[_function_name(key), round(nc / n), _sig(tt * 1e3 / n, 3)]
+                    for key, (cc, nc, tt, ct, callers) in rows]}
+
+
+# ====================================================================== threads, machine, output
+
+@contextlib.contextmanager
+def single_threaded(torch: ModuleType | None) -> Iterator[dict[str, Any]]:
+    """Hold BLAS/OpenMP (and PyTorch) to one thread; yield what was verified.
+
+    >>> with single_threaded(None) as info:
+    ...     info["env"]["OPENBLAS_NUM_THREADS"] is not None or info["verified"] is not None
+    True
+    """
+    info: dict[str, Any] = {"env": {v: os.environ.get(v) for v in THREAD_VARS}}
+    tpc = _optional("threadpoolctl")
+    prev_torch = torch.get_num_threads() if torch is not None else None
+    with contextlib.ExitStack() as stack:
+        if tpc is not None:
+            stack.enter_context(tpc.threadpool_limits(limits=1))
+        if torch is not None:
+            torch.set_num_threads(1)
+            info["torch_threads"] = torch.get_num_threads()
+        try:
+            if tpc is not None:
+                pools = tpc.threadpool_info()
+                info["threadpools"] = [{k: p.get(k) for k in ("user_api", "internal_api", "num_threads",
+                                                              "version")} for p in pools]
+                info["verified"] = all(p["num_threads"] == 1 for p in pools) and (
+                    torch is None or info["torch_threads"] == 1)
+                if not info["verified"]:
+                    raise RuntimeError(f"could not limit every thread pool to one thread: {pools}")
+            else:
+                info["verified"] = None  # threadpoolctl not installed: environment variables only
+            yield info
+        finally:
+            if torch is not None:
+                torch.set_num_threads(prev_torch)
+
+
+def machine_info(torch: ModuleType | None, hips: ModuleType | None) -> dict[str, Any]:
+    """Versions and the CPU: what a reader needs to put the numbers in context."""
+    def version(mod: ModuleType | None) -> str | None:
+        return None if mod is None else getattr(mod, "__version__", "unknown")
+    if hips is not None and version(hips) == "unknown":
+        try:
+            from importlib.metadata import version as dist_version
+            hips_version = dist_version("autograd")
+        except Exception:  # pragma: no cover - metadata missing
+            hips_version = "unknown"
+    else:
+        hips_version = version(hips)
+    return {"python": platform.python_version(), "implementation": platform.python_implementation(),
+            "platform": platform.platform(), "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(), "numpy": np.__version__, "torch": version(torch),
+            "autograd": hips_version, "duograd": dg.__version__,
+            "date": datetime.datetime.now().isoformat(timespec="seconds")}
+
+
+def write_section(path: str | os.PathLike, section: str, value: Any) -> None:
+    """Replace one top-level ``section`` of the JSON file at ``path``, keeping the others
+    (read, modify, write to a temporary file, rename over the original).
+
+    >>> import json, os, tempfile
+    >>> p = os.path.join(tempfile.mkdtemp(), "m.json")
+    >>> write_section(p, "a", 1); write_section(p, "b", {"y": 2, "x": 1})
+    >>> json.load(open(p))
+    {'a': 1, 'b': {'x': 1, 'y': 2}}
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data: dict[str, Any] = {}
+    if path.exists() and path.stat().st_size:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)  # a corrupt file raises rather than losing the other sections
+    data[section] = value
+    text = json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+def _cell(x: Any, fmt: str = "{:.3g}") -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool):
+        return "yes" if x else "NO"
+    return fmt.format(x) if isinstance(x, (int, float)) else str(x)
+
+
+def format_table(results: dict[str, Any]) -> str:
+    """The results as plain-text tables: times per engine, ratios, targets.
+
+    >>> print(format_table(run(smoke=True, progress=False, out=None)))  # doctest: +SKIP
+    """
+    lines = []
+    head = (f"{'workload':<30}{'duograd':>10}{'torch':>10}{'autograd':>10}{'numpy':>10}"
+            f"{'dg/numpy':>10}{'dg/torch':>10}   {'target':<26}{'met':>4}")
+    lines += [head, "-" * len(head)]
+
+    def row(label: str, r: dict[str, Any]) -> None:
+        lines.append(f"{label:<30}" + "".join(f"{_cell(r.get(k)):>10}" for k in ENGINES)
+                     + f"{_cell(_ratio(r['duograd'], r.get('numpy'))):>10}"
+                     + f"{_cell(_ratio(r['duograd'], r.get('torch'))):>10}"
+                     + f"   {r['target']:<26}{_cell(r['met']):>4}")
+
+    row(f"per-op, {results['per_op']['ops']} ops (us/op)", results["per_op"])
+    for kind, label in (("spiral", "spiral step (ms)"), ("digits", "digits step (ms)"),
+                        ("blas", "BLAS-bound step (ms)")):
+        row(label, results[f"train_{kind}"])
+    row(f"chain of {results['chain']['ops']:,} (s)", results["chain"])
+    m = results["memory"]
+    row("spiral step peak (MiB)", {**m, "torch": None, "autograd": None})
+    lines.append("")
+    h = results["hvp"]
+    lines.append(f"Hessian-vector product, spiral MLP ({h['n_params']:,} parameters), ms:")
+    for k, label in (("duograd_fwd_over_rev", "duograd hvp (fwd-over-rev)"),
+                     ("duograd_rev_over_rev", "duograd grad(grad) (rev-over-rev)"),
+                     ("torch_func", "torch.func jvp(grad)"),
+                     ("torch_functional", "torch.autograd.functional.hvp")):
+        lines.append(f"  {label:<38}{_cell(h.get(k)):>10}")
+    lines.append(f"  ratio to torch's best: {_cell(h['ratio_to_torch'])} (fwd-over-rev), "
+                 f"{_cell(h['ratio_rev_over_rev_to_torch'])} (rev-over-rev); "
+                 f"target {h['target']}: {_cell(h['met'])}")
+    lines.append(f"  checks: {', '.join(f'{k} {v:.2e}' for k, v in h['checks'].items())}")
+    lines.append("")
+    g = {k: results[f"train_{k}"]["grad_max_abs_diff"]["duograd"] for k in ("spiral", "digits", "blas")}
+    lines.append("hand-written vs duograd gradients, max abs diff: "
+                 + ", ".join(f"{k} {v:.1e}" for k, v in g.items()) + f" (all < {GRAD_TOL:g})")
+    p = results["profile"]
+    lines.append("")
+    lines.append(f"profile of the duograd spiral step ({p['total_ms_per_step']} ms/step under cProfile), "
+                 "top functions by own time:")
+    for fn, calls, ms in p["top"]:
+        lines.append(f"  {ms:>8.3f} ms {calls:>7} calls  {fn}")
+    mi = results["machine"]
+    lines.append("")
+    lines.append(f"python {mi['python']}, numpy {mi['numpy']}, torch {mi['torch'] or 'n/a'}, "
+                 f"autograd {mi['autograd'] or 'n/a'}, {mi['cpu_count']} CPUs, one BLAS thread "
+                 f"(verified: {results['threads']['verified']})")
+    return "\n".join(lines)
+
+
+# ====================================================================== the run
+
+def make_context(sizes: Sizes, repeats: int | None = None, torch: ModuleType | None | str = "import",
+                 hips: ModuleType | None | str = "import") -> SimpleNamespace:
+    """What every ``bench_*`` function reads: the sizes, the repeat counts and the
+    optional engines (imported when present unless passed in; None means absent).
+
+    >>> ctx = make_context(SMOKE, repeats=1, torch=None, hips=None)
+    >>> ctx.repeats("spiral"), ctx.torch is None
+    (1, True)
+    """
+    return SimpleNamespace(
+        sizes=sizes,
+        torch=_optional("torch") if torch == "import" else torch,
+        hips=_optional("autograd") if hips == "import" else hips,
+        repeats=lambda k: repeats if repeats is not None else sizes.repeats[k],
+        inner=lambda k: sizes.inner[k])
+
+
+def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
+        out: str | os.PathLike | None = DEFAULT_OUT, smoke: bool = False) -> dict[str, Any]:
+    """Measure every workload, print the table, write the ``benchmarks`` section of
+    ``out`` (None: write nothing) and return the results.
+
+    ``quick``: fewer repeats and a 20,000-op long chain; ``repeats`` overrides every
+    workload's repeat count; ``smoke``: tiny sizes that only exercise the code (tests).
+
+    >>> res = run(smoke=True, progress=False, out=None)  # doctest: +SKIP
+    >>> res["train_spiral"]["ratio_to_numpy"]["duograd"]  # doctest: +SKIP
+    1.2
+    """
+    sizes = SMOKE if smoke else QUICK if quick else FULL
+    ctx = make_context(sizes, repeats)
+    torch, hips = ctx.torch, ctx.hips
+    workloads: list[tuple[str, Callable[[SimpleNamespace], dict[str, Any]]]] = [
+        ("per_op", bench_per_op),
+        ("train_spiral", lambda c: bench_train("spiral", c)),
+        ("train_digits", lambda c: bench_train("digits", c)),
+        ("train_blas", lambda c: bench_train("blas", c)),
+        ("chain", bench_long_chain),
+        ("memory", bench_memory),
+        ("hvp", bench_hvp),
+        ("profile", profile_spiral),
+    ]
+    tqdm = getattr(_optional("tqdm"), "tqdm", None)
+    results: dict[str, Any] = {}
+    t0 = time.perf_counter()
+    with single_threaded(torch) as threads:
+        bar = tqdm(workloads, desc="benchmarks", unit="workload", disable=not progress,
+                   leave=False) if tqdm is not None else workloads
+        for key, bench in bar:
+            if tqdm is not None:
+                bar.set_postfix_str(key)
+            elif progress:
+                print(f"benchmarks: {key} ...", file=sys.stderr, flush=True)
+            results[key] = bench(ctx)
+    results["threads"] = threads
+    results["machine"] = machine_info(torch, hips)
+    results["config"] = {"mode": "smoke" if smoke else "quick" if quick else "full",
+                         "repeats": {k: ctx.repeats(k) for k in sizes.repeats},
+                         "inner": dict(sizes.inner), "statistic": "median over repeats",
+                         "interleaved": "round-robin across engines within each repeat",
+                         "seconds": _sig(time.perf_counter() - t0, 3)}
+    print(format_table(results))
+    if out is not None:
+        write_section(out, "benchmarks", results)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line: ``python benchmarks/run.py [--quick] [--out PATH]``."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter long chain (~30 s)")
+    parser.add_argument("--repeats", type=int, default=None, help="timing samples per engine")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="JSON file whose 'benchmarks' section is written")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    run(quick=args.quick, repeats=args.repeats, progress=not args.no_progress, out=args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
