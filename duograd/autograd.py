@@ -354,7 +354,11 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 # The adjoint of broadcasting, in one place: no rule reduces its own.
                 xd, gd = x._data, gx._data
                 if gd.shape != xd.shape:
-                    gx = sum_to(gx, xd.shape)
+                    try:
+                        gx = sum_to(gx, xd.shape)
+                    except ValueError as e:
+                        raise ValueError(f"{op.name}: the VJP rule for input {i} gave a "
+                                         f"cotangent of the wrong shape ({e})") from None
                 if gd.dtype is not xd.dtype:
                     gx = gx.astype(xd.dtype)
                 prev = grads.get(x)

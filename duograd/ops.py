@@ -33,9 +33,24 @@ mul = Primitive("mul", np.multiply, vjp=(lambda g, out, x, y: g * y,
                                          lambda g, out, x, y: g * x), jvp=ELEMENTWISE)
 div = Primitive("div", np.divide, vjp=(lambda g, out, x, y: g / y,
                                        lambda g, out, x, y: -(g * out) / y), jvp=ELEMENTWISE)
-# NOTE: d/dy x**y = x**y log x is nan for x < 0; it is only evaluated when y needs a gradient.
-power = Primitive("pow", np.power, vjp=(lambda g, out, x, y: g * y * x ** (y - 1),
-                                        lambda g, out, x, y: g * out * x.log()), jvp=ELEMENTWISE)
+
+
+def _pow_gx(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    gx = g * y * x ** (y - 1)
+    # NOTE: x**0 is constant, so its derivative is 0, also at x = 0 where y * x**(y-1) is
+    # 0 * inf = nan (torch agrees). The check is on data, so the common case adds no op.
+    zero = y._data == 0
+    return _where(gx, 0.0, cond=~zero) if zero.any() else gx
+
+
+def _pow_gy(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
+    # NOTE: d/dy x**y = x**y log x is nan for x < 0; it is only evaluated when y needs a
+    # gradient. At x = 0 (and y >= 0) it is 0, not 0 * log 0 = nan: log sees 1 there.
+    zero = x._data == 0
+    return g * out * (_where(x, 1.0, cond=~zero) if zero.any() else x).log()
+
+
+power = Primitive("pow", np.power, vjp=(_pow_gx, _pow_gy), jvp=ELEMENTWISE)
 neg = Primitive("neg", np.negative, vjp=(lambda g, out, x: -g,), jvp=LINEAR)
 exp = Primitive("exp", np.exp, vjp=(lambda g, out, x: g * out,), jvp=ELEMENTWISE)
 log = Primitive("log", np.log, vjp=(lambda g, out, x: g / x,), jvp=ELEMENTWISE)
@@ -101,7 +116,7 @@ def _expand(g: Tensor, shape: tuple[int, ...], axis: tuple[int, ...], keepdims: 
     return g.broadcast_to(shape)
 
 
-_sum = Primitive("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+_sum = Primitive("sum", lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
                  vjp=(lambda g, out, x, axis, keepdims: _expand(g, x.shape, axis, keepdims),),
                  jvp=LINEAR)
 
@@ -191,7 +206,7 @@ _concatenate = Variadic("concatenate", lambda *xs, axis: np.concatenate(xs, axis
 def _mT(x: Tensor) -> Tensor:
     """Swap the last two axes."""
     n = x.ndim
-    return x.transpose(tuple(range(n - 2)) + (n - 1, n - 2))
+    return _transpose(x, axes=tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def _matmul_gx(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
@@ -216,7 +231,8 @@ def _matmul_fwd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     kx, ky = x.shape[-1], y.shape[0 if y.ndim == 1 else -2]
     if kx != ky:
         raise ValueError(f"inner dimensions differ ({kx} != {ky})")
-    broadcast_shape(x.shape[:-2], y.shape[:-2], op="batch dimensions")
+    if x.ndim > 2 or y.ndim > 2:
+        broadcast_shape(x.shape[:-2], y.shape[:-2], op="batch dimensions")
     return np.matmul(x, y)
 
 
@@ -406,6 +422,8 @@ def concatenate(ts: Sequence[Any], axis: int = 0) -> Tensor:
     nd = ts[0].ndim
     if nd == 0:
         raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"concatenate: axis must be one int, got {axis!r}")
     axis = normalize_axes(axis, nd, "concatenate", ts[0].shape)[0]
     return _concatenate(*ts, axis=axis)
 

@@ -8,6 +8,7 @@ reduces its own broadcast (see ``autograd.backpropagate``).
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -52,12 +53,14 @@ def sum_to(g: "Tensor", shape: Shape) -> "Tensor":
     if g.shape == shape:  # the cheap comparison first: most edges do not broadcast
         return g
     lead = g.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1
-    )
-    if axes:
-        g = g.sum(axis=axes, keepdims=True)
-    return g.reshape(shape)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, g.shape[lead:])):
+        raise ValueError(f"sum_to: a gradient of shape {g.shape} cannot be summed to shape "
+                         f"{tuple(shape)}: {tuple(shape)} does not broadcast to it")
+    inner = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if not inner:  # only leading axes were added (a bias): one sum drops them
+        return g.sum(axis=tuple(range(lead)))
+    g = g.sum(axis=tuple(range(lead)) + inner, keepdims=True)
+    return g if g.shape == shape else g.reshape(shape)
 
 
 def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
@@ -70,11 +73,15 @@ def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
     """
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if type(axis) is int and -ndim <= axis < ndim:  # the common case, without the loop
+        return (axis % ndim,)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = []
     for a in axes:
-        if not isinstance(a, int) or isinstance(a, bool):
+        # NumPy integers count as ints (an axis often comes from np.argmax); bools do not.
+        if isinstance(a, bool) or not hasattr(a, "__index__"):
             raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
+        a = operator.index(a)
         if not -ndim <= a < ndim:
             of = f"shape {tuple(shape)}" if shape is not None else f"{ndim} dimensions"
             raise ValueError(f"{op}: axis {a} is out of range for a tensor of {of}")

@@ -264,7 +264,10 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
 def _shape_of(shape: tuple) -> tuple[int, ...]:
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = tuple(shape[0])
-    return tuple(int(n) for n in shape)
+    for n in shape:
+        if type(n) is not int:
+            return tuple(int(n) for n in shape)
+    return shape
 
 
 def zeros(*shape: Any, requires_grad: bool = False, dtype: Any = np.float64) -> Tensor:
