@@ -307,8 +307,10 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
 
     Returns a dict from node to cotangent: for every leaf that requires grad when
     ``targets`` is None, otherwise for each target reached. Only paths that reach a
-    target are walked. Nothing is written to any Tensor here, so a failure part-way
-    leaves every ``.grad`` as it was; the graph is released only on success.
+    target are walked. Nothing is written to any ``.grad`` here, so a failure part-way
+    leaves every gradient as it was. Unless ``retain_graph``, each node lets go of its
+    inputs as soon as its rules have run, so intermediates are freed during the sweep
+    (as PyTorch frees saved tensors) rather than all at its end.
     """
     order = _toposort(roots)
     needed: set[Tensor] | None = None
@@ -327,11 +329,15 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     results: dict[Tensor, Tensor] = {}
     prev_mode = set_grad_enabled(create_graph)
     try:
-        for node in order:
+        for k in range(len(order)):
+            node = order[k]
             g = grads.pop(node, None)  # each cotangent is dropped once its node has run
+            inputs, kw = node._inputs, node._kw
+            if not retain_graph:
+                order[k] = None
+                node._inputs = node._kw = None
             if g is None:
                 continue
-            inputs = node._inputs
             if targets is None:
                 if inputs is None:
                     results[node] = g
@@ -340,7 +346,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 results[node] = g
             if inputs is None:
                 continue
-            op, kw, rules = node._op, node._kw, node._op.vjp
+            op, rules = node._op, node._op.vjp
             for i, x in enumerate(inputs):
                 if not x.requires_grad or (needed is not None and x not in needed):
                     continue
@@ -365,10 +371,6 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 grads[x] = gx if prev is None else prev + gx
     finally:
         set_grad_enabled(prev_mode)
-    if not retain_graph:
-        for node in order:
-            node._inputs = None
-            node._kw = None
     return results
 
 
