@@ -301,8 +301,8 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
 
 
 def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool = False,
-                  retain_graph: bool = False, targets: Sequence[Tensor] | None = None
-                  ) -> dict[Tensor, Tensor]:
+                  retain_graph: bool = False, targets: Sequence[Tensor] | None = None,
+                  allow_unused: bool = True) -> dict[Tensor, Tensor]:
     """Cotangents of ``roots`` (seeded with ``seeds``) with respect to graph nodes.
 
     Returns a dict from node to cotangent: for every leaf that requires grad when
@@ -321,6 +321,11 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             if node in wanted or (node._inputs is not None and
                                   any(x in needed for x in node._inputs)):
                 needed.add(node)
+        if not allow_unused:  # checked before anything is released
+            for i, t in enumerate(targets):
+                if t not in needed:
+                    raise RuntimeError(f"grad: input {i} (shape {t.shape}) is not in the graph of "
+                                       "the outputs; pass allow_unused=True to get None for it")
 
     grads: dict[Tensor, Tensor] = {}
     for r, s in zip(roots, seeds):
@@ -428,12 +433,6 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     seeds = [_seed(y, g, "grad") for y, g in zip(outputs, grad_outputs)]
     if retain_graph is None:
         retain_graph = create_graph
-    results = backpropagate(outputs, seeds, create_graph, retain_graph, targets=inputs)
-    out = []
-    for i, x in enumerate(inputs):
-        g = results.get(x)
-        if g is None and not allow_unused:
-            raise RuntimeError(f"grad: input {i} (shape {x.shape}) is not in the graph of the "
-                               "outputs; pass allow_unused=True to get None for it")
-        out.append(g)
-    return tuple(out)
+    results = backpropagate(outputs, seeds, create_graph, retain_graph, targets=inputs,
+                            allow_unused=allow_unused)
+    return tuple(results.get(x) for x in inputs)

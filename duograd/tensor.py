@@ -164,6 +164,12 @@ class Tensor:
     def __float__(self) -> float:
         return float(self.item())
 
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise ValueError(f"bool: the truth value of a tensor of shape {self.shape} is "
+                             "ambiguous; use .numpy().any() or .numpy().all()")
+        return bool(self._data)
+
     def __len__(self) -> int:
         if not self._data.ndim:
             raise TypeError("len() of a 0-d tensor")

@@ -417,3 +417,20 @@ def test_concatenate_takes_one_axis():
     with unchanged(x), pytest.raises(TypeError) as info:
         dg.concatenate([x, x], axis=(0, 1))
     assert "concatenate" in str(info.value)
+
+
+def test_grad_of_an_unused_input_raises_before_releasing_the_graph():
+    """The check runs before the sweep, so the graph survives the failed call."""
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    z = dg.tensor([3.0], requires_grad=True)
+    y = (x * x).sum()
+    with pytest.raises(RuntimeError, match=r"grad: input 1 \(shape \(1,\)\) is not in the graph"):
+        dg.grad(y, [x, z])
+    y.backward()  # still possible: nothing was released
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+
+
+def test_truth_value_of_a_multi_element_tensor_is_ambiguous():
+    with pytest.raises(ValueError, match=r"bool: .*shape \(2,\) is ambiguous"):
+        bool(dg.tensor([0.0, 0.0]))
+    assert bool(dg.tensor([2.0])) is True and bool(dg.tensor(0.0)) is False
