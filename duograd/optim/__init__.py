@@ -169,15 +169,22 @@ class Adam(Optimizer):
     def step(self) -> None:
         lr, (b1, b2), eps = self.lr, self.betas, self.eps
         for i, p, g in self._grads():
-            if self._m[i] is None:
-                self._m[i] = np.zeros_like(p.data)
-                self._v[i] = np.zeros_like(p.data)
+            m, v = self._m[i], self._v[i]
+            if m is None:
+                m = self._m[i] = np.zeros_like(p.data)
+                v = self._v[i] = np.zeros_like(p.data)
             t = self._t[i] = self._t[i] + 1
-            m = self._m[i] = self._m[i] + (1 - b1) * (g - self._m[i])
-            v = self._v[i] = b2 * self._v[i] + (1 - b2) * (g * g)
-            step_size = lr / (1 - b1 ** t)
-            denom = np.sqrt(v) / (1 - b2 ** t) ** 0.5 + eps
-            p.data = p.data - step_size * (m / denom)
+            # m and v are this optimizer's own arrays, so they are updated in place (the
+            # same arithmetic as the formulas above); the parameter gets a new array.
+            m += (1 - b1) * (g - m)
+            v *= b2
+            v += (1 - b2) * (g * g)
+            denom = np.sqrt(v)
+            denom /= (1 - b2 ** t) ** 0.5
+            denom += eps
+            denom = np.divide(m, denom, out=denom)
+            denom *= lr / (1 - b1 ** t)
+            p.data = p.data - denom
 
 
 from . import lr_scheduler  # noqa: E402  (it refers to Optimizer)
