@@ -65,7 +65,7 @@ from benchmarks import handwritten as hw  # noqa: E402
 
 DEFAULT_OUT = ROOT / "results" / "measurements.json"
 GRAD_TOL = 1e-10  # hand-written vs duograd gradients, max abs diff
-ENGINES = ("duograd", "torch", "autograd", "numpy")
+ENGINES = ("duograd", "torch", "torch_f32", "autograd", "numpy")  # torch_f32: a reference only
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -389,6 +389,22 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
             return loss.item()
         engines["torch"] = torch_step
 
+        # torch's float32 path, for reference: the same step on float32 copies (its
+        # gradients are not compared, they differ from the float64 ones by rounding).
+        tp32 = [torch.tensor(w, dtype=torch.float32, requires_grad=True) for w in w0]
+        tx32 = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+        topt32 = torch.optim.Adam(tp32, lr=lr) if adam else None
+
+        def torch_f32_step() -> float:
+            for p in tp32:
+                p.grad = None
+            loss = torch.nn.functional.cross_entropy(_torch_logits(torch, tp32, tx32), ty)
+            loss.backward()
+            if topt32 is not None:
+                topt32.step()
+            return loss.item()
+        engines["torch_f32"] = torch_f32_step
+
     if ctx.hips is not None and kind != "blas":
         hp = [w.copy() for w in w0]
         hips_grad = ctx.hips.grad(lambda ps: _hips_loss(ps, x, y))
@@ -654,7 +670,7 @@ def format_table(results: dict[str, Any]) -> str:
     >>> print(format_table(run(smoke=True, progress=False, out=None)))  # doctest: +SKIP
     """
     lines = []
-    head = (f"{'workload':<30}{'duograd':>10}{'torch':>10}{'autograd':>10}{'numpy':>10}"
+    head = (f"{'workload':<30}{'duograd':>10}{'torch':>10}{'torch f32':>10}{'autograd':>10}{'numpy':>10}"
             f"{'dg/numpy':>10}{'dg/torch':>10}   {'target':<26}{'met':>4}")
     lines += [head, "-" * len(head)]
 

@@ -1,0 +1,681 @@
+"""Turn ``measurements.json`` into words: the HTML report and the README's results block.
+
+Both renderers read the measurements dict and nothing else (the HTML report also
+embeds the PNG files the dict names, when it is given the folder they are in). Every
+number on the page is formatted here from that dict; none is typed in by hand. A stage
+that has not been measured yet gets a line saying how to measure it.
+
+``sections(m)`` builds the content once (a title, a paragraph, tables and figure
+names per stage); ``render_html`` and ``render_readme_block`` only lay it out.
+
+>>> block = render_readme_block({})
+>>> block.splitlines()[0]
+'<!-- results:begin -->'
+>>> "not measured yet" in block
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+TITLES = {
+    "spiral": "1. Two-arm spiral",
+    "digits": "2. Handwritten digits",
+    "optimizers": "3. Optimizer comparison",
+    "scalar_vs_tensor": "4. Scalar engine against tensor engine",
+    "benchmarks": "5. Against PyTorch and hand-written NumPy",
+    "modes": "6. Forward mode against reverse mode",
+    "finite_diff": "7. Finite differences against autodiff",
+    "graphs": "8. Computation graphs",
+    "verification": "9. Verification headline numbers",
+}
+
+
+# ---------------------------------------------------------------- number formatting
+
+def pct(x: float | None, digits: int = 1) -> str:
+    """A fraction as a percentage.
+
+    >>> pct(0.98)
+    '98.0%'
+    """
+    return "n/a" if x is None else f"{100 * x:.{digits}f}%"
+
+
+def sci(x: float | None, digits: int = 1) -> str:
+    """Scientific notation; an exact zero stays ``0``.
+
+    >>> sci(1.1102230246251565e-16), sci(0.0)
+    ('1.1e-16', '0')
+    """
+    if x is None:
+        return "n/a"
+    return "0" if x == 0 else f"{x:.{digits}e}"
+
+
+def times(x: float | None) -> str:
+    """A ratio as a multiple.
+
+    >>> times(2477.3), times(45.61), times(9.334), times(0.8954), times(0.01335)
+    ('2,477x', '45.6x', '9.33x', '0.90x', '0.013x')
+    """
+    if x is None or not math.isfinite(x):
+        return "n/a"
+    if x >= 100:
+        return f"{x:,.0f}x"
+    if x >= 10:
+        return f"{x:.1f}x"
+    if x >= 0.1:
+        return f"{x:.2f}x"
+    return f"{x:.2g}x"
+
+
+def duration(seconds: float | None) -> str:
+    """Seconds in the unit that reads best.
+
+    >>> duration(0.000254), duration(0.63), duration(75.2)
+    ('254 us', '630 ms', '75.2 s')
+    """
+    if seconds is None:
+        return "n/a"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} us"
+    if seconds < 1:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds:.3g} s"
+
+
+def num(x: Any, digits: int = 3) -> str:
+    """A plain number: ints with thousands separators, floats to ``digits`` significant digits.
+
+    >>> num(135940), num(0.3951358930917078), num(None)
+    ('135,940', '0.395', 'n/a')
+    """
+    if x is None:
+        return "n/a"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
+    if isinstance(x, int):
+        return f"{x:,}"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def fraction(r: float) -> str:
+    """A ratio of powers of two the way people say it.
+
+    >>> fraction(0.015625), fraction(1.0), fraction(64.0)
+    ('1/64', '1', '64')
+    """
+    return f"1/{1 / r:g}" if r < 1 else f"{r:g}"
+
+
+def arch(sizes: list[int]) -> str:
+    """``[2, 64, 64, 2]`` as ``MLP(2, [64, 64, 2])``.
+
+    >>> arch([2, 16, 16, 1])
+    'MLP(2, [16, 16, 1])'
+    """
+    return f"MLP({sizes[0]}, [{', '.join(str(s) for s in sizes[1:])}])"
+
+
+# ---------------------------------------------------------------- content
+
+@dataclass
+class Table:
+    """A table: header cells and rows of already formatted cells.
+
+    >>> Table(["stage", "seconds"], [["spiral", "2.1"]]).rows[0][1]
+    '2.1'
+    """
+
+    header: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Section:
+    """One stage as the renderers see it.
+
+    >>> Section("spiral", TITLES["spiral"]).title
+    '1. Two-arm spiral'
+    """
+
+    key: str
+    title: str
+    paragraphs: list[str] = field(default_factory=list)
+    headline: str = ""  # one sentence for the README
+    tables: list[Table] = field(default_factory=list)
+    figures: list[str] = field(default_factory=list)
+    measured: bool = True
+
+
+def _g(d: Any, *path: str, default: Any = None) -> Any:
+    """``d[path[0]][path[1]]...``, or ``default`` where any step is missing."""
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return default
+        d = d[key]
+    return d
+
+
+def _mode_note(m: dict) -> str:
+    size = m.get("_size")
+    return "" if size in (None, "full") else f" (from a --{size} run)"
+
+
+def _spiral(m: dict) -> Section:
+    s = Section("spiral", TITLES["spiral"], figures=m.get("figures", []))
+    s.paragraphs.append(
+        f"{num(m['n_points'])} points on two spiral arms of {num(m['revolutions'])} revolutions with "
+        f"angular noise {num(m['angular_noise'])} rad, split {num(m['n_train'])} / {num(m['n_test'])} "
+        f"with the classes balanced in both parts. {arch(m['architecture'])} "
+        f"({num(m['parameters'])} parameters), {num(m['epochs'])} full-batch epochs of "
+        f"{m['optimizer']} with the learning rate annealed from {num(m['lr_start'])} to "
+        f"{num(m['lr_end'])} ({m['schedule']}).")
+    s.paragraphs.append(
+        f"Train accuracy {pct(m['train_accuracy'])}, test accuracy {pct(m['test_accuracy'])}: "
+        f"a gap of {100 * m['generalisation_gap']:.1f} points between the points the network "
+        f"was fitted to and the ones it never saw.{_mode_note(m)}")
+    s.headline = (f"{arch(m['architecture'])} on {num(m['n_points'])} spiral points: train "
+                  f"**{pct(m['train_accuracy'])}**, test **{pct(m['test_accuracy'])}**.")
+    s.tables.append(Table(["quantity", "value"], [
+        ["train accuracy", pct(m["train_accuracy"])],
+        ["test accuracy", pct(m["test_accuracy"])],
+        ["train loss (cross-entropy)", num(m["train_loss"])],
+        ["test loss (cross-entropy)", num(m["test_loss"])],
+        ["training time", duration(m["train_seconds"])],
+    ]))
+    return s
+
+
+def _digits(m: dict) -> Section:
+    s = Section("digits", TITLES["digits"], figures=m.get("figures", []))
+    worst = m["most_confused"]
+    s.paragraphs.append(
+        f"scikit-learn's bundled 8x8 digits ({num(m['n_samples'])} images), stratified "
+        f"{num(m['n_train'])} / {num(m['n_test'])} split; scikit-learn supplies the pixels and the "
+        f"split only. {arch(m['architecture'])} ({num(m['parameters'])} parameters), "
+        f"{num(m['epochs'])} epochs of {m['optimizer']} on minibatches of {num(m['batch_size'])} "
+        f"(lr {num(m['lr'])}, {num(m['steps'])} steps). The confusion matrix is counted by this "
+        f"project's own code.")
+    s.paragraphs.append(
+        f"Test accuracy {pct(m['test_accuracy'], 2)} ({num(m['test_errors'])} of "
+        f"{num(m['n_test'])} test digits wrong); train accuracy {pct(m['train_accuracy'], 2)}. "
+        f"The most frequent confusion: a true {worst['true']} read as {worst['predicted']} "
+        f"({num(worst['count'])} times).{_mode_note(m)}")
+    s.headline = (f"{arch(m['architecture'])} on scikit-learn's digits: test accuracy "
+                  f"**{pct(m['test_accuracy'], 2)}** ({num(m['test_errors'])} of "
+                  f"{num(m['n_test'])} wrong).")
+    cm = m["confusion_matrix"]
+    s.tables.append(Table(["true \\ predicted"] + [str(j) for j in range(len(cm))],
+                          [[str(i)] + [str(v) if v else "." for v in row] for i, row in enumerate(cm)]))
+    return s
+
+
+def _optimizers(m: dict) -> Section:
+    s = Section("optimizers", TITLES["optimizers"], figures=m.get("figures", []))
+    opts = m["optimizers"]
+    winner, runner = m["winner"], m["runner_up"]
+    reached = [n for n in m["ranking"] if opts[n]["epochs_to_threshold"] is not None]
+    s.paragraphs.append(
+        f"One problem ({m['problem']}; {arch(m['architecture'])}, {num(m['parameters'])} "
+        f"parameters), {num(m['epochs'])} epochs, no schedule; the initial weights are restored "
+        f"from one state_dict before each of the {num(m['runs'])} runs. Each optimizer gets its own "
+        f"learning-rate sweep, and the code asserts that its best rate lies strictly inside its "
+        f"grid. SGD with momentum uses momentum {num(m['momentum'])}.")
+    if reached:
+        who = ", ".join(f"{n} after {opts[n]['epochs_to_threshold']} epochs" for n in reached)
+        reach_text = f"Reached the threshold loss {num(m['threshold'])}: {who}"
+        missing = [n for n in m["ranking"] if n not in reached]
+        if missing:
+            reach_text += f"; never within {num(m['epochs'])} epochs: {', '.join(missing)}"
+    else:
+        reach_text = f"None reached the threshold loss {num(m['threshold'])}"
+    s.paragraphs.append(
+        f"{winner} wins: its final loss is {times(m['final_loss_ratio'])} lower than the "
+        f"runner-up's ({runner}). {reach_text}. This is one small full-batch problem, not a "
+        f"general ranking of optimizers.{_mode_note(m)}")
+    s.headline = (f"At each one's best learning rate, **{winner}** ends with a loss "
+                  f"**{times(m['final_loss_ratio'])}** lower than the runner-up ({runner}).")
+    s.tables.append(Table(
+        ["optimizer", "lr grid", "best lr", "final loss", f"epochs to loss {num(m['threshold'])}"],
+        [[n, ", ".join(f"{v:g}" for v in opts[n]["grid"]), f"{opts[n]['best_lr']:g}",
+          num(opts[n]["final_loss"]),
+          "never" if opts[n]["epochs_to_threshold"] is None else str(opts[n]["epochs_to_threshold"])]
+         for n in m["ranking"]]))
+    return s
+
+
+def _scalar_vs_tensor(m: dict) -> Section:
+    s = Section("scalar_vs_tensor", TITLES["scalar_vs_tensor"], figures=m.get("figures", []))
+    s.paragraphs.append(
+        f"The identical workload on both engines: {arch(m['architecture'])} "
+        f"({num(m['parameters'])} parameters, the same weights copied across), "
+        f"{num(m['n_points'])} spiral points, {m['loss']}, full-batch gradient descent. The stage "
+        f"asserts that both engines give the same loss and gradients at every timed step: the "
+        f"largest differences were {sci(m['loss_max_abs_diff'])} (loss) and "
+        f"{sci(m['grad_max_abs_diff'])} (gradients), within the {sci(m['tolerance'], 0)} allowed.")
+    s.paragraphs.append(
+        f"A step takes {duration(m['scalar_step_seconds'])} on the scalar engine and "
+        f"{duration(m['tensor_step_seconds'])} on the tensor engine: a speedup of "
+        f"{times(m['speedup'])}. Walking the two graphs finds {num(m['scalar_nodes'])} nodes "
+        f"against {num(m['tensor_nodes'])}, a ratio of {times(m['node_ratio'])}; the speedup is "
+        f"{num(m['speedup_over_node_ratio'], 2)} times the node ratio. The scalar engine pays once "
+        f"per number (a Python object and a closure for each), the tensor engine once per array. "
+        f"Timings pause Python's garbage collector, as timeit does; with it running, one scalar "
+        f"step took {duration(m['scalar_step_seconds_gc_on'])}, because the collector keeps "
+        f"rescanning the objects the step allocates, one or more per node.{_mode_note(m)}")
+    s.headline = (f"Same {num(m['parameters'])}-parameter step on both engines: "
+                  f"**{times(m['speedup'])}** faster on tensors, beside a node-count ratio of "
+                  f"**{times(m['node_ratio'])}** ({num(m['scalar_nodes'])} vs "
+                  f"{num(m['tensor_nodes'])} nodes).")
+    s.tables.append(Table(["", "scalar engine", "tensor engine", "ratio"], [
+        ["time per step (median)", duration(m["scalar_step_seconds"]),
+         duration(m["tensor_step_seconds"]), times(m["speedup"])],
+        ["graph nodes per step", num(m["scalar_nodes"]), num(m["tensor_nodes"]),
+         times(m["node_ratio"])],
+        ["time per node", duration(m["scalar_seconds_per_node"]),
+         duration(m["tensor_seconds_per_node"]),
+         times(m["scalar_seconds_per_node"] / m["tensor_seconds_per_node"])],
+        ["steps timed", num(m["scalar_steps_timed"]), num(m["tensor_steps_timed"]), ""],
+    ]))
+    return s
+
+
+_BENCH_ROWS = (("per_op", "per op, tiny arrays"), ("train_spiral", "spiral training step"),
+               ("train_digits", "digits training step"), ("train_blas", "BLAS-bound training step"),
+               ("chain", "long chain of ops"))
+
+
+def _bench_ratio(r: dict, engine: str) -> float | None:
+    """duograd's time over ``engine``'s, from the times themselves."""
+    a, b = r.get("duograd"), r.get(engine)
+    return None if a is None or not b else a / b
+
+
+def _benchmarks(m: dict) -> Section:
+    s = Section("benchmarks", TITLES["benchmarks"], figures=m.get("figures", []))
+    mach = m.get("machine", {})
+    cfg = m.get("config", {})
+    torch_version = mach.get("torch")
+    counts = {p.get("num_threads") for p in _g(m, "threads", "threadpools", default=[]) or []}
+    pools = " / ".join(num(c) for c in sorted(counts, key=str)) if counts else "n/a"
+    s.paragraphs.append(
+        "Timings from benchmarks/run.py, all engines in one process taking turns, BLAS threads "
+        f"held at {pools} (verified: {num(_g(m, 'threads', 'verified'))}), float64 throughout; "
+        f"{cfg.get('statistic', 'median over repeats')} ({cfg.get('mode', '?')} mode). "
+        "The hand-written NumPy column is the same arithmetic with every derivative worked out by "
+        "hand: the floor for any NumPy engine. "
+        + ("PyTorch was not installed, so its column reads n/a."
+           if not torch_version else f"PyTorch {torch_version}."))
+    rows = []
+    for key, label in _BENCH_ROWS:
+        r = m.get(key)
+        if not isinstance(r, dict):
+            continue
+        model = f" {r['model']}" if r.get("model") else ""
+        rows.append([f"{label}{model}", r.get("unit", ""), num(r.get("duograd")),
+                     num(r.get("torch")), num(r.get("torch_f32")), num(r.get("autograd")),
+                     num(r.get("numpy")),
+                     times(_bench_ratio(r, "numpy")), times(_bench_ratio(r, "torch"))])
+    s.tables.append(Table(["workload", "unit", "duograd", "torch", "torch float32 (reference)",
+                           "HIPS autograd", "NumPy by hand",
+                           "duograd / NumPy", "duograd / torch"], rows))
+    parts = []
+    for key, label in (("per_op", "per op on tiny arrays"), ("train_spiral", "spiral step"),
+                       ("train_digits", "digits step"), ("train_blas", "BLAS-bound step")):
+        r = m.get(key)
+        if isinstance(r, dict):
+            parts.append(f"{label} {times(_bench_ratio(r, 'torch'))} / "
+                         f"{times(_bench_ratio(r, 'numpy'))}")
+    if parts:
+        summary = ("duograd's time as a multiple of PyTorch's / hand-written NumPy's: "
+                   + "; ".join(parts) + ".")
+        s.paragraphs.append(summary + " Below 1x, duograd was faster. Timings on a shared "
+                            "machine carry visible spread.")
+        s.headline = summary
+    hvp = m.get("hvp")
+    if isinstance(hvp, dict):
+        s.tables.append(Table(["Hessian-vector product", hvp.get("unit", "")], [
+            ["duograd, forward-over-reverse (func.hvp)", num(hvp.get("duograd_fwd_over_rev"))],
+            ["duograd, reverse-over-reverse (grad of grad)", num(hvp.get("duograd_rev_over_rev"))],
+            ["torch.func jvp(grad)", num(hvp.get("torch_func"))],
+            ["torch.autograd.functional.hvp", num(hvp.get("torch_functional"))],
+            ["relative error against finite differences", sci(_g(hvp, "checks", "fd_rel_err"))],
+        ]))
+    mem = m.get("memory")
+    if isinstance(mem, dict):
+        s.paragraphs.append(
+            f"Memory: a spiral step's peak allocation is {num(mem.get('duograd'))} MiB against "
+            f"{num(mem.get('numpy'))} MiB by hand ({times(mem.get('ratio'))}).")
+    s.paragraphs.append("Every engine computes in float64; the torch float32 column is the same "
+                        "training step in float32, for reference only (it is not compared with "
+                        "anything, and duograd's ratios are against the float64 columns).")
+    return s
+
+
+def _modes(m: dict) -> Section:
+    s = Section("modes", TITLES["modes"], figures=m.get("figures", []))
+    pts = m["points"]
+    cross = m.get("crossover_ratio")
+    s.paragraphs.append(
+        f"The full Jacobian of {m['function']} (hidden width {num(m['hidden'])}) with n * m held at "
+        f"{num(m['n_times_m'])} and n / m swept from {fraction(pts[0]['ratio'])} to "
+        f"{fraction(pts[-1]['ratio'])}; median of {num(m['repeats'])} repeats. jacfwd runs one forward "
+        f"sweep per input, jacrev one reverse sweep per output. Both agree with the closed-form "
+        f"Jacobian computed in NumPy to {sci(m['max_abs_error'])}.")
+    s.paragraphs.append(
+        f"With {num(pts[0]['n'])} inputs and {num(pts[0]['m'])} outputs, forward mode takes "
+        f"{times(m['fwd_over_rev_at_min_ratio'])} reverse mode's time; with "
+        f"{num(pts[-1]['n'])} inputs and {num(pts[-1]['m'])} outputs, "
+        f"{times(m['fwd_over_rev_at_max_ratio'])}. "
+        + (f"The two cost the same near n / m = {num(cross, 2)}." if cross is not None else
+           "The cheaper mode did not change over this sweep.")
+        + " A loss has one output, which is why training uses reverse mode." + _mode_note(m))
+    s.headline = (f"Full Jacobian, forward vs reverse mode: forward costs "
+                  f"{times(m['fwd_over_rev_at_min_ratio'])} reverse's at n/m = "
+                  f"{fraction(pts[0]['ratio'])} and {times(m['fwd_over_rev_at_max_ratio'])} at n/m = "
+                  f"{fraction(pts[-1]['ratio'])}"
+                  + (f"; crossover near n/m = **{num(cross, 2)}**." if cross is not None else "."))
+    s.tables.append(Table(["n", "m", "n / m", "jacfwd", "jacrev", "jacfwd / jacrev"],
+                          [[num(p["n"]), num(p["m"]), fraction(p["ratio"]), duration(p["jacfwd_seconds"]),
+                            duration(p["jacrev_seconds"]), times(p["fwd_over_rev"])] for p in pts]))
+    return s
+
+
+def _finite_diff(m: dict) -> Section:
+    s = Section("finite_diff", TITLES["finite_diff"], figures=m.get("figures", []))
+    bf, bc = m["best_forward"], m["best_central"]
+    s.paragraphs.append(
+        f"The derivative of {m['function']} at x = {num(m['x0'])}, against the exact value from the "
+        f"{m['truth']}. Steps h run from {sci(m['h'][0], 0)} to {sci(m['h'][-1], 0)}.")
+    s.paragraphs.append(
+        f"Forward differences are best at h = {sci(bf['h'])} with error {sci(bf['error'])}; "
+        f"central differences at h = {sci(bc['h'])} with error {sci(bc['error'])}. At the smallest "
+        f"h round-off has taken over: errors {sci(m['forward_error_at_smallest_h'])} (forward) and "
+        f"{sci(m['central_error_at_smallest_h'])} (central). Reverse-mode autodiff has no step to "
+        f"choose: its error is {sci(m['autodiff_error'])} on the tensor engine and "
+        f"{sci(m['autodiff_error_scalar'])} on the scalar engine (machine epsilon is "
+        f"{sci(m['machine_epsilon'])}).")
+    s.headline = (f"Best finite difference: {sci(bc['error'])} (central, h = {sci(bc['h'])}); "
+                  f"autodiff: **{sci(m['autodiff_error'])}**.")
+    return s
+
+
+def _graphs(m: dict) -> Section:
+    s = Section("graphs", TITLES["graphs"], figures=m.get("figures", []))
+    sc, te = m["scalar"], m["tensor"]
+    renderer = {"dot": "Graphviz's dot", "matplotlib": "the built-in matplotlib fallback"}.get(
+        m["renderer"], m["renderer"])
+    s.paragraphs.append(
+        f"The scalar expression {sc['expression']} after its backward pass ({num(sc['nodes'])} "
+        f"nodes, {num(sc['edges'])} edges; each box shows its value and gradient), and one MLP layer's "
+        f"forward pass on tensors, {te['expression']} ({num(te['nodes'])} nodes, each a whole "
+        f"array). Drawn by duograd.viz.draw with {renderer}; the DOT source sits next to each PNG "
+        f"({sc['dot']}, {te['dot']}).")
+    s.headline = f"Graph pictures drawn with {renderer}; DOT source beside each PNG."
+    return s
+
+
+def _last_int(key: str) -> int:
+    """The number at the end of a key such as ``distance_at_6000``, for sorting."""
+    return int(key.rsplit("_", 1)[1])
+
+
+def _verification(m: dict) -> Section:
+    s = Section("verification", TITLES["verification"])
+    ce, ls, adam = m.get("ce_identity", {}), m.get("least_squares", {}), m.get("adam_stall", {})
+    rows = []
+    if ce:
+        rows.append([f"cross-entropy gradient vs (softmax - onehot)/N, {num(ce.get('n_cases'))} "
+                     "random cases (float64)", sci(ce.get("max_abs_error")), "max abs error"])
+        rows.append(["the same in float32", sci(ce.get("max_abs_error_float32")), "max abs error"])
+    if ls:
+        rows.append([f"gradient descent at lr = 1/L vs numpy.linalg.solve ({num(ls.get('steps'))} "
+                     "steps)", sci(ls.get("relative_error")), "relative error of the solution"])
+        rows.append(["final loss vs closed-form residual", sci(ls.get("loss_gap")), "abs difference"])
+        rows.append(["engine gradient at the exact solution", sci(ls.get("grad_at_star_max_abs")),
+                     "max abs (round-off)"])
+        rows.append(["loss ever rose before converging", num(ls.get("loss_rose")), "theorem: no"])
+    if adam:
+        for key in sorted((k for k in adam if k.startswith("distance_at_")), key=_last_int):
+            rows.append([f"Adam, fixed lr {num(adam.get('lr'))}: distance to optimum at step "
+                         f"{num(int(key.rsplit('_', 1)[1]))}", sci(adam[key]), "not settling"])
+        for key in sorted((k for k in adam if k.startswith("max_distance_")), key=_last_int):
+            lo, hi = key[len("max_distance_"):].split("_to_")
+            rows.append([f"Adam, fixed lr: largest distance over steps {num(int(lo))}-{num(int(hi))}",
+                         sci(adam[key]), "orbiting"])
+        rows.append([f"Adam, annealed ({adam.get('annealed_schedule')})",
+                     sci(adam.get("annealed_distance")), "distance to optimum"])
+    s.tables.append(Table(["check (against an independent reference)", "measured", "meaning"], rows))
+    s.paragraphs.append(
+        "Measured by benchmarks/pins.py; the test suite asserts thresholds on these same functions.")
+    parts = []
+    if ce:
+        parts.append(f"cross-entropy gradient = (p - y)/N to **{sci(ce.get('max_abs_error'))}**")
+    if ls:
+        parts.append(f"gradient descent lands on numpy.linalg.solve's answer to "
+                     f"**{sci(ls.get('relative_error'))}** relative error")
+    if adam:
+        parts.append(f"annealed Adam reaches it to {sci(adam.get('annealed_distance'))}")
+    s.headline = "; ".join(parts) + "." if parts else ""
+    return s
+
+
+_BUILDERS = {"spiral": _spiral, "digits": _digits, "optimizers": _optimizers,
+             "scalar_vs_tensor": _scalar_vs_tensor, "benchmarks": _benchmarks, "modes": _modes,
+             "finite_diff": _finite_diff, "graphs": _graphs, "verification": _verification}
+
+
+def sections(measurements: dict) -> list[Section]:
+    """Every stage's section, in walkthrough order; unmeasured stages say so.
+
+    >>> [s.measured for s in sections({})][:2]
+    [False, False]
+    """
+    out = []
+    stage_sizes = _g(measurements, "meta", "stages", default={}) or {}
+    for key, build in _BUILDERS.items():
+        m = measurements.get(key)
+        if not isinstance(m, dict):
+            out.append(Section(key, TITLES[key], measured=False, paragraphs=[
+                f"Not measured yet: run `python walkthrough.py --only {key}`."],
+                headline=f"not measured yet (`python walkthrough.py --only {key}`)"))
+            continue
+        try:
+            out.append(build(dict(m, _size=_g(stage_sizes, key, "size"))))
+        except (KeyError, TypeError, IndexError, ValueError) as e:
+            # A section written by an older or foreign version of the stage.
+            note = (f"The {key} section of measurements.json could not be rendered "
+                    f"({type(e).__name__}: {e}); rerun `python walkthrough.py --only {key}`.")
+            out.append(Section(key, TITLES[key], measured=False, paragraphs=[note],
+                               headline=f"could not be rendered; rerun `python walkthrough.py "
+                                        f"--only {key}`"))
+    return out
+
+
+def _meta_line(measurements: dict) -> str:
+    meta = measurements.get("meta", {})
+    v = meta.get("versions", {})
+    threads = meta.get("blas_threads")
+    return (f"Last updated {meta.get('date', '?')} by `{meta.get('command', '?')}` on "
+            f"{num(meta.get('cpu_count'))} CPU cores (BLAS threads: {num(threads)}), Python "
+            f"{v.get('python', '?')}, NumPy {v.get('numpy', '?')}, PyTorch "
+            f"{v.get('torch') or 'not installed'}.")
+
+
+# ---------------------------------------------------------------- README block
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+# Figures shown inline in the README; the rest are linked (the report shows them all).
+README_FIGURES = ("spiral.png", "scalar_vs_tensor.png")
+
+
+def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
+    """The README's results block, markers included, from the measurements alone.
+
+    >>> render_readme_block({}).splitlines()[-1]
+    '<!-- results:end -->'
+    """
+    lines = [BEGIN,
+             "<!-- Generated by walkthrough.py from results/measurements.json: edit the "
+             "renderer (experiments/report.py), not this block. -->",
+             "",
+             _meta_line(measurements) + " Every figure and table is in "
+             f"[{figure_dir}/report.html]({figure_dir}/report.html).",
+             "",
+             "| experiment | result | figures |",
+             "| --- | --- | --- |"]
+    secs = sections(measurements)
+    for s in secs:
+        links = ", ".join(f"[{fig}]({figure_dir}/{fig})" for fig in s.figures) if s.measured else ""
+        lines.append(f"| {s.title} | {_md_escape(s.headline)} | {links} |")
+    lines.append("")
+    shown = [(s, fig) for s in secs if s.measured for fig in s.figures if fig in README_FIGURES]
+    for s, fig in shown:
+        lines.append(f"![{s.title}]({figure_dir}/{fig})")
+        lines.append("")
+    bench = next((s for s in secs if s.key == "benchmarks" and s.measured), None)
+    if bench is not None and bench.tables:
+        t = bench.tables[0]
+        lines.append("Benchmark times (median; a ratio below 1x means duograd was faster):")
+        lines.append("")
+        lines.append("| " + " | ".join(t.header) + " |")
+        lines.append("|" + " --- |" * len(t.header))
+        for row in t.rows:
+            lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+def replace_block(readme_text: str, block: str) -> str:
+    """``readme_text`` with the text between the markers (inclusive) replaced by ``block``.
+
+    >>> replace_block("a\\n<!-- results:begin -->\\nold\\n<!-- results:end -->\\nb", "NEW")
+    'a\\nNEW\\nb'
+    """
+    i, j = readme_text.find(BEGIN), readme_text.find(END)
+    if i < 0 or j < i:
+        raise ValueError(f"README: the markers {BEGIN} and {END} were not found in order")
+    return readme_text[:i] + block + readme_text[j + len(END):]
+
+
+def extract_block(readme_text: str) -> str:
+    """The block between the markers, markers included.
+
+    >>> extract_block("x\\n<!-- results:begin -->\\n1\\n<!-- results:end -->\\ny")
+    '<!-- results:begin -->\\n1\\n<!-- results:end -->'
+    """
+    i, j = readme_text.find(BEGIN), readme_text.find(END)
+    if i < 0 or j < i:
+        raise ValueError(f"README: the markers {BEGIN} and {END} were not found in order")
+    return readme_text[i:j + len(END)]
+
+
+def update_readme(path: str | Path, measurements: dict) -> bool:
+    """Rewrite the results block of the README at ``path``; True if its text changed.
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "README.md")
+    >>> _ = open(path, "w").write("# x\\n" + BEGIN + "\\n" + END + "\\n")
+    >>> update_readme(path, {}), update_readme(path, {})
+    (True, False)
+    """
+    path = Path(path)
+    old = path.read_text(encoding="utf-8")
+    new = replace_block(old, render_readme_block(measurements))
+    if new != old:
+        path.write_text(new, encoding="utf-8")
+    return new != old
+
+
+# ---------------------------------------------------------------- HTML report
+
+_CSS = """
+body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;margin:2em auto;
+padding:0 1em;color:#222;line-height:1.5}
+h1{border-bottom:2px solid #333;padding-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:1em 0;font-size:.92em}
+th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}
+img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+.missing{color:#a00}.meta{color:#555;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}
+nav ol{columns:2}
+"""
+
+
+def _inline_md(text: str) -> str:
+    """HTML for a paragraph that may hold **bold** and `code` spans."""
+    t = html.escape(text)
+    t = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", t)
+    return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
+
+
+def _img(figure_dir: Path | None, name: str) -> str:
+    path = None if figure_dir is None else Path(figure_dir) / name
+    if path is None or not path.is_file():
+        return f'<p class="missing">Figure {html.escape(name)} is not available.</p>'
+    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    return f'<img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
+
+
+def _html_table(t: Table) -> Iterable[str]:
+    yield "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
+    yield "</tr></thead><tbody>"
+    for row in t.rows:
+        yield "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+    yield "</tbody></table>"
+
+
+def render_html(measurements: dict, figure_dir: str | Path | None = None) -> str:
+    """One self-contained HTML page: every stage's numbers, with its figures embedded
+    as base64 PNGs when ``figure_dir`` holds them.
+
+    >>> page = render_html({})
+    >>> page.startswith("<!DOCTYPE html>") and "not measured yet" in page.lower()
+    True
+    """
+    secs = sections(measurements)
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           "<title>duograd walkthrough report</title>", f"<style>{_CSS}</style></head><body>",
+           "<h1>duograd: the walkthrough report</h1>",
+           f'<p class="meta">{_inline_md(_meta_line(measurements))} Every number on this page is '
+           "read from measurements.json by experiments/report.py.</p>",
+           "<h2>Summary</h2>"]
+    out.extend(_html_table(Table(["experiment", "result"],
+                                 [[s.title, s.headline.replace("**", "")] for s in secs])))
+    out.append("<nav><ol>" + "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>'
+                                      for s in secs) + "</ol></nav>")
+    for s in secs:
+        out.append(f'<h2 id="{s.key}">{html.escape(s.title)}</h2>')
+        opening = "<p>" if s.measured else '<p class="missing">'
+        for p in s.paragraphs:
+            out.append(f"{opening}{_inline_md(p)}</p>")
+        for fig in s.figures:
+            out.append(_img(Path(figure_dir) if figure_dir is not None else None, fig))
+        for t in s.tables:
+            out.extend(_html_table(t))
+    stages = _g(measurements, "meta", "stages", default={}) or {}
+    if stages:
+        out.append("<h2>Stage times</h2>")
+        order = [k for k in TITLES if k in stages] + [k for k in stages if k not in TITLES]
+        out.extend(_html_table(Table(["stage", "size", "seconds", "run at"], [
+            [k, str(stages[k].get("size", "")), num(stages[k].get("seconds")),
+             str(stages[k].get("date", ""))] for k in order])))
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,222 @@
+"""The walkthrough runs end to end, and what it publishes matches what it measured.
+
+- A smoke-sized run of every stage into a temporary folder: every section and figure
+  is produced, the stages' own independent checks hold, and neither results/ nor
+  README.md is touched.
+- README.md's results block equals the block regenerated from the committed
+  results/measurements.json, and the HTML report renders from the measurements alone.
+- ``--only`` replaces one section and keeps the others; fixed seeds give the same
+  numbers twice; the README's code examples run.
+
+Speed is never asserted: the smoke sizes are far too small for timings to mean anything.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import walkthrough  # noqa: E402
+from experiments import STAGES, report  # noqa: E402
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+COMMITTED = ROOT / "results" / "measurements.json"
+# torch.func emits a deprecation notice about torch.jit on first use; not ours.
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+
+
+def _fingerprint(paths: list[Path]) -> dict[str, str | None]:
+    """A hash of every file under ``paths`` (None for a path that does not exist)."""
+    out: dict[str, str | None] = {}
+    for p in paths:
+        files = sorted(f for f in p.rglob("*") if f.is_file()) if p.is_dir() else [p]
+        for f in files:
+            out[str(f)] = hashlib.sha256(f.read_bytes()).hexdigest() if f.exists() else None
+    return out
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """One smoke run of every stage into a temporary folder."""
+    out = tmp_path_factory.mktemp("walkthrough")
+    guarded = [ROOT / "results", ROOT / "README.md"]
+    before = _fingerprint(guarded)
+    code = walkthrough.main(["--smoke", "--out", str(out), "--no-readme", "--no-progress"])
+    after = _fingerprint(guarded)
+    data = json.loads((out / "measurements.json").read_text(encoding="utf-8"))
+    return {"code": code, "out": out, "data": data, "before": before, "after": after}
+
+
+# ---------------------------------------------------------------- the smoke run
+
+def test_smoke_run_succeeds_and_leaves_results_and_readme_alone(smoke):
+    assert smoke["code"] == 0
+    assert smoke["before"] == smoke["after"]
+
+
+def test_smoke_run_writes_every_section(smoke):
+    data = smoke["data"]
+    assert set(STAGES) | {"meta"} <= set(data)
+    meta = data["meta"]
+    assert set(meta["stages"]) == set(STAGES)
+    assert all(v["size"] == "smoke" for v in meta["stages"].values())
+    for key in ("versions", "date", "command", "cpu_count"):
+        assert key in meta
+
+
+def test_smoke_run_writes_every_figure_and_dot_file(smoke):
+    out, data = smoke["out"], smoke["data"]
+    names = [f for key in STAGES for f in data[key].get("figures", [])]
+    # Every stage but verification (numbers only) draws at least one figure.
+    assert {k for k in STAGES if data[k].get("figures")} == set(STAGES) - {"verification"}
+    for name in names:
+        blob = (out / name).read_bytes()
+        assert blob.startswith(PNG_MAGIC) and len(blob) > 1000, name
+    for key in ("scalar", "tensor"):
+        dot = (out / data["graphs"][key]["dot"]).read_text(encoding="utf-8")
+        assert dot.startswith("digraph") and dot.count("->") == data["graphs"][key]["edges"]
+    assert data["graphs"]["renderer"] in ("dot", "matplotlib")
+
+
+def test_smoke_json_is_sorted_indented_and_finite(smoke):
+    text = (smoke["out"] / "measurements.json").read_text(encoding="utf-8")
+    data = json.loads(text)
+    assert text == json.dumps(data, indent=2, sort_keys=True, allow_nan=False) + "\n"
+
+
+def test_smoke_report_embeds_every_figure(smoke):
+    out, data = smoke["out"], smoke["data"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    n_figures = sum(len(data[k].get("figures", [])) for k in STAGES)
+    assert page.count("data:image/png;base64,") == n_figures
+    assert 'src="http' not in page and "<link" not in page  # self-contained
+    for title in report.TITLES.values():
+        assert title in page
+
+
+def test_smoke_stages_pass_their_own_independent_checks(smoke):
+    """Even at smoke size, each engine result agrees with its independent reference."""
+    data = smoke["data"]
+    svt = data["scalar_vs_tensor"]
+    assert svt["parameters"] == 337
+    assert svt["loss_max_abs_diff"] <= 1e-10 and svt["grad_max_abs_diff"] <= 1e-10
+    assert data["modes"]["max_abs_error"] < 1e-12              # closed-form Jacobian in NumPy
+    assert data["finite_diff"]["autodiff_error"] < 1e-14        # closed form at 50 digits
+    assert data["spiral"]["parameters"] == 4482
+    assert data["digits"]["parameters"] == 6570
+    cm = data["digits"]["confusion_matrix"]
+    assert sum(map(sum, cm)) == data["digits"]["n_test"]
+    assert sum(cm[i][i] for i in range(10)) / data["digits"]["n_test"] == pytest.approx(
+        data["digits"]["test_accuracy"])
+
+
+# ---------------------------------------------------------------- README and report
+
+def test_readme_block_matches_committed_measurements():
+    """README.md's results block is exactly what the renderer makes of measurements.json."""
+    assert COMMITTED.is_file(), "results/measurements.json is missing: run python walkthrough.py"
+    data = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert report.extract_block(readme) == report.render_readme_block(data), (
+        "README.md's results block is stale: run python walkthrough.py (or regenerate the block "
+        "with experiments.report.update_readme) so that it matches results/measurements.json")
+
+
+def test_committed_measurements_have_every_stage():
+    data = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    missing = [k for k in (*STAGES, "meta") if k not in data]
+    assert not missing, f"results/measurements.json lacks {missing}: run python walkthrough.py"
+
+
+def test_report_renders_from_measurements_alone():
+    """No figures, no files: the committed measurements alone make a complete page."""
+    data = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    page = report.render_html(data, figure_dir=None)
+    for title in report.TITLES.values():
+        assert title in page
+    assert "not measured yet" not in page.lower() and "could not be rendered" not in page
+    assert report.pct(data["spiral"]["test_accuracy"]) in page
+    assert report.times(data["scalar_vs_tensor"]["speedup"]) in page
+
+
+def test_report_handles_missing_stages_and_missing_torch(smoke):
+    assert "not measured yet" in report.render_html({}).lower()
+    data = copy.deepcopy(smoke["data"])
+    bench = data["benchmarks"]
+    bench["machine"]["torch"] = None
+    for value in bench.values():
+        if isinstance(value, dict) and "torch" in value:
+            value["torch"] = None
+    page = report.render_html(data)
+    assert "PyTorch was not installed" in page
+    block = report.render_readme_block(data)
+    assert block.startswith(report.BEGIN) and block.endswith(report.END)
+
+
+def test_readme_numbers_come_from_the_block():
+    """Outside the generated block, README prose quotes no measured number."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = report.extract_block(readme)
+    prose = readme.replace(block, "")
+    prose = re.sub(r"```.*?```", "", prose, flags=re.S)          # code is code, not claims
+    prose = prose.replace("MLP(2, [16, 16, 1])", "").replace("337 parameters", "")  # API fact
+    assert not re.findall(r"\d+(?:\.\d+)?\s*(?:%|x\b|ms\b|s\b|×)", prose)
+
+
+def test_readme_code_examples_run():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", readme, flags=re.S)
+    assert len(blocks) >= 5
+    for i, source in enumerate(blocks):
+        exec(compile(source, f"README.md python block {i}", "exec"), {"__name__": f"readme_{i}"})
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_only_replaces_one_section_and_keeps_the_others(tmp_path):
+    (tmp_path / "measurements.json").write_text(json.dumps({"spiral": {"sentinel": 1}}))
+    code = walkthrough.main(["--smoke", "--only", "finite_diff", "--out", str(tmp_path),
+                             "--no-readme", "--no-progress"])
+    assert code == 0
+    data = json.loads((tmp_path / "measurements.json").read_text())
+    assert data["spiral"] == {"sentinel": 1}
+    assert "finite_diff" in data and list(data["meta"]["stages"]) == ["finite_diff"]
+    assert (tmp_path / "finite_diff.png").is_file()
+
+
+def test_stage_selection():
+    assert walkthrough.parse_stages(["modes,spiral", "graphs"], quick=False) == [
+        "spiral", "modes", "graphs"]
+    assert walkthrough.parse_stages(None, quick=False) == list(STAGES)
+    quick = walkthrough.parse_stages(None, quick=True)
+    assert "scalar_vs_tensor" not in quick and "benchmarks" in quick
+    assert walkthrough.parse_stages(["scalar_vs_tensor"], quick=True) == ["scalar_vs_tensor"]
+    with pytest.raises(SystemExit):
+        walkthrough.parse_stages(["no_such_stage"], quick=False)
+
+
+TIMING_KEYS = {"train_seconds", "seconds", "figures"}
+
+
+def _without_timings(d):
+    if isinstance(d, dict):
+        return {k: _without_timings(v) for k, v in d.items() if k not in TIMING_KEYS}
+    return d
+
+
+@pytest.mark.parametrize("stage", ["spiral", "optimizers", "digits"])
+def test_same_command_same_numbers(stage, tmp_path):
+    run = walkthrough.stage_runner(stage)
+    first = run(tmp_path / "a", size="smoke", progress=False)
+    second = run(tmp_path / "b", size="smoke", progress=False)
+    assert _without_timings(first) == _without_timings(second)
