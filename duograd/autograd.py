@@ -43,12 +43,23 @@ LINEAR = "linear"            # jvp marker: the op is linear in its inputs, so it
 
 
 def is_grad_enabled() -> bool:
-    """Whether primitive calls are being recorded right now."""
+    """Whether primitive calls are being recorded right now.
+
+    >>> import duograd as dg
+    >>> dg.is_grad_enabled()
+    True
+    """
     return _grad_enabled
 
 
 def set_grad_enabled(mode: bool) -> bool:
-    """Switch recording on or off; returns the previous mode."""
+    """Switch recording on or off; returns the previous mode.
+
+    >>> import duograd as dg
+    >>> previous = dg.set_grad_enabled(False)
+    >>> dg.is_grad_enabled(), dg.set_grad_enabled(previous)
+    (False, False)
+    """
     global _grad_enabled
     prev, _grad_enabled = _grad_enabled, bool(mode)
     return prev
@@ -81,7 +92,16 @@ class no_grad:
 
 
 class enable_grad(no_grad):
-    """Record even inside ``no_grad`` (transforms that need the graph use it)."""
+    """Record even inside ``no_grad`` (transforms that need the graph use it).
+
+    >>> import duograd as dg
+    >>> x = dg.tensor(2.0, requires_grad=True)
+    >>> with dg.no_grad():
+    ...     with dg.enable_grad():
+    ...         y = x * x
+    >>> y.requires_grad
+    True
+    """
 
     def __enter__(self) -> None:
         self._prev = set_grad_enabled(True)

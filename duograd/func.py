@@ -26,6 +26,8 @@ from . import autograd, ops
 from .autograd import _toposort, enable_grad, enter_forward_level, exit_forward_level
 from .tensor import Tensor, _wrap
 
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
+
 Argnums = int | Sequence[int]
 
 

@@ -17,7 +17,17 @@ from .tensor import Tensor, _wrap
 
 
 class GradcheckError(AssertionError):
-    """An analytic derivative disagrees with its finite-difference estimate."""
+    """An analytic derivative disagrees with its finite-difference estimate.
+
+    >>> import duograd as dg
+    >>> wrong = dg.Primitive("wrong_square", forward=lambda x: x * x,
+    ...                      vjp=(lambda g, out, x: g * x,))      # should be 2 g x
+    >>> try:
+    ...     dg.gradcheck(wrong, (dg.tensor([1.5], requires_grad=True),))
+    ... except dg.GradcheckError as e:
+    ...     print(str(e)[:48])
+    gradcheck: input 0 (shape (1,)), element (0,), o
+    """
 
 
 def _float64_inputs(inputs: Sequence[Any]) -> list[Tensor]:

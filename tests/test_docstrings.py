@@ -1,0 +1,40 @@
+"""Every docstring example in the library runs and prints what it says it prints."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+
+import pytest
+
+import duograd
+
+MODULES = sorted(
+    name for _, name, _ in pkgutil.walk_packages(duograd.__path__, prefix="duograd.")
+)
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name):
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+                             verbose=False)
+    assert result.failed == 0, f"{result.failed} docstring example(s) failed in {name}"
+
+
+def test_every_public_function_has_an_example():
+    """Public functions and classes of the API carry a runnable example (a '>>>' line)."""
+    import inspect
+
+    missing = []
+    for name in ("duograd", "duograd.func", "duograd.nn", "duograd.optim", "duograd.viz",
+                 "duograd.scalar", "duograd.scalar.higher", "duograd.scalar.forward"):
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", [n for n in dir(module) if not n.startswith("_")]):
+            obj = getattr(module, attr)
+            if inspect.ismodule(obj) or not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            if not (obj.__doc__ or "").count(">>>"):
+                missing.append(f"{name}.{attr}")
+    assert not missing, f"no runnable example in: {missing}"
