@@ -111,7 +111,8 @@ identity = Primitive("identity", lambda x: x, vjp=(lambda g, out, x: g,), jvp=LI
 
 def _expand(g: Tensor, shape: tuple[int, ...], axis: tuple[int, ...], keepdims: bool) -> Tensor:
     """Undo a reduction's shape: put back the reduced axes, then broadcast along them."""
-    if not keepdims:
+    if not keepdims and axis != tuple(range(len(axis))):
+        # Reduced leading axes (a full reduction included) broadcast back by themselves.
         g = g.reshape(keepdims_shape(shape, axis))
     return g.broadcast_to(shape)
 
