@@ -337,6 +337,19 @@ def _hips_loss(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> Any:
     return -anp.mean(logp[np.arange(len(y)), y])
 
 
+def _torch_step(torch: ModuleType, tp: list, tx: Any, ty: Any, topt: Any) -> Callable[[], float]:
+    """One torch training step on parameters ``tp`` (Adam when ``topt`` is given)."""
+    def step() -> float:
+        for p in tp:
+            p.grad = None
+        loss = torch.nn.functional.cross_entropy(_torch_logits(torch, tp, tx), ty)
+        loss.backward()
+        if topt is not None:
+            topt.step()
+        return loss.item()
+    return step
+
+
 def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e-3) -> SimpleNamespace:
     """One training step per engine, every engine starting from the same weights.
 
@@ -373,37 +386,17 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
 
     torch = ctx.torch
     if torch is not None:
-        tp = [torch.tensor(w, dtype=torch.float64, requires_grad=True) for w in w0]
-        tx, ty = torch.from_numpy(np.ascontiguousarray(x)), torch.from_numpy(y.astype(np.int64))
-        torch.nn.functional.cross_entropy(_torch_logits(torch, tp, tx), ty).backward()
-        grads["torch"] = [p.grad.numpy().copy() for p in tp]
-        topt = torch.optim.Adam(tp, lr=lr) if adam else None
-
-        def torch_step() -> float:
-            for p in tp:
-                p.grad = None
-            loss = torch.nn.functional.cross_entropy(_torch_logits(torch, tp, tx), ty)
-            loss.backward()
-            if topt is not None:
-                topt.step()
-            return loss.item()
-        engines["torch"] = torch_step
-
-        # torch's float32 path, for reference: the same step on float32 copies (its
-        # gradients are not compared, they differ from the float64 ones by rounding).
-        tp32 = [torch.tensor(w, dtype=torch.float32, requires_grad=True) for w in w0]
-        tx32 = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
-        topt32 = torch.optim.Adam(tp32, lr=lr) if adam else None
-
-        def torch_f32_step() -> float:
-            for p in tp32:
-                p.grad = None
-            loss = torch.nn.functional.cross_entropy(_torch_logits(torch, tp32, tx32), ty)
-            loss.backward()
-            if topt32 is not None:
-                topt32.step()
-            return loss.item()
-        engines["torch_f32"] = torch_f32_step
+        ty = torch.from_numpy(y.astype(np.int64))
+        # float64 is the comparison; torch's float32 path is timed for reference only
+        # (its gradients differ from the float64 ones by rounding, so they are not compared).
+        for name, dtype, np_dtype in (("torch", torch.float64, np.float64),
+                                      ("torch_f32", torch.float32, np.float32)):
+            tp = [torch.tensor(w, dtype=dtype, requires_grad=True) for w in w0]
+            tx = torch.from_numpy(np.ascontiguousarray(x, dtype=np_dtype))
+            if name == "torch":
+                torch.nn.functional.cross_entropy(_torch_logits(torch, tp, tx), ty).backward()
+                grads["torch"] = [p.grad.numpy().copy() for p in tp]
+            engines[name] = _torch_step(torch, tp, tx, ty, torch.optim.Adam(tp, lr=lr) if adam else None)
 
     if ctx.hips is not None and kind != "blas":
         hp = [w.copy() for w in w0]
