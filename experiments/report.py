@@ -458,9 +458,19 @@ def _verification(m: dict) -> Section:
                          sci(adam[key]), "orbiting"])
         rows.append([f"Adam, annealed ({adam.get('annealed_schedule')})",
                      sci(adam.get("annealed_distance")), "distance to optimum"])
+    pinn, gpen = m.get("pinn", {}), m.get("gradient_penalty", {})
+    if pinn:
+        rows.append([f"PINN for u'' = -pi^2 sin(pi x), trained {num(pinn.get('epochs'))} epochs through "
+                     "its own second derivative, vs sin(pi x) on "
+                     f"{num(pinn.get('grid_points'))} points", sci(pinn.get("max_error")),
+                     "max abs error"])
+    if gpen:
+        rows.append([f"gradient-penalty gradient w.r.t. {num(gpen.get('n_params'))} critic weights "
+                     "vs central differences", sci(gpen.get("max_abs_error")), "max abs error"])
     s.tables.append(Table(["check (against an independent reference)", "measured", "meaning"], rows))
     s.paragraphs.append(
-        "Measured by benchmarks/pins.py; the test suite asserts thresholds on these same functions.")
+        "Measured by benchmarks/pins.py and the two programs in examples/; the test suite "
+        "asserts thresholds on these same functions.")
     parts = []
     if ce:
         parts.append(f"cross-entropy gradient = (p - y)/N to **{sci(ce.get('max_abs_error'))}**")
@@ -469,6 +479,9 @@ def _verification(m: dict) -> Section:
                      f"**{sci(ls.get('relative_error'))}** relative error")
     if adam:
         parts.append(f"annealed Adam reaches it to {sci(adam.get('annealed_distance'))}")
+    if pinn:
+        parts.append(f"a PINN trained through its second derivative is within "
+                     f"{sci(pinn.get('max_error'))} of sin(pi x)")
     s.headline = "; ".join(parts) + "." if parts else ""
     return s
 
