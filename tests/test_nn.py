@@ -501,3 +501,25 @@ def test_schedule_argument_validation(make):
     opt = optim.SGD([dg.tensor([0.0], requires_grad=True)], lr=1.0)
     with pytest.raises((ValueError, TypeError)):
         make(opt)
+
+
+@pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
+                                  lambda ps: optim.Adam(ps, lr=0.1)], ids=["SGD", "Adam"])
+def test_step_with_a_gradient_of_the_wrong_shape_changes_nothing(make):
+    a = dg.tensor([1.0, 2.0], requires_grad=True)
+    b = dg.tensor([[3.0, 4.0]], requires_grad=True)
+    opt = make([a, b])
+    a.grad, b.grad = dg.tensor([0.5, 0.5]), dg.tensor([1.0, 1.0])  # b's should be (1, 2)
+    before = [a.data.copy(), b.data.copy()]
+    with pytest.raises(ValueError, match=r"parameter 1 has shape \(1, 2\) but its \.grad has shape \(2,\)"):
+        opt.step()
+    np.testing.assert_array_equal(a.data, before[0])
+    np.testing.assert_array_equal(b.data, before[1])
+    b.grad = dg.tensor([[1.0, 1.0]])
+    opt.step()  # the optimizer state was not advanced by the failed call
+    fresh = make([dg.tensor(before[0], requires_grad=True), dg.tensor(before[1], requires_grad=True)])
+    for p, g in zip(fresh.params, (a.grad, b.grad)):
+        p.grad = g
+    fresh.step()
+    np.testing.assert_array_equal(a.data, fresh.params[0].data)
+    np.testing.assert_array_equal(b.data, fresh.params[1].data)

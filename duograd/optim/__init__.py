@@ -81,11 +81,20 @@ class Optimizer:
     def step(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _grads(self) -> Iterable[tuple[int, Tensor, np.ndarray]]:
-        """(index, parameter, gradient array) for each parameter that has a gradient."""
+    def _grads(self) -> list[tuple[int, Tensor, np.ndarray]]:
+        """(index, parameter, gradient array) for each parameter that has a gradient.
+
+        Every gradient's shape is checked before any parameter moves, so a bad one
+        leaves all parameters and optimizer state as they were."""
+        out = []
         for i, p in enumerate(self.params):
             if p.grad is not None:
-                yield i, p, p.grad.data
+                g = p.grad.data
+                if g.shape != p.shape:
+                    raise ValueError(f"{type(self).__name__}.step: parameter {i} has shape "
+                                     f"{p.shape} but its .grad has shape {g.shape}")
+                out.append((i, p, g))
+        return out
 
 
 def _check(name: str, label: str, value: float, lo: float, hi: float | None = None) -> float:
