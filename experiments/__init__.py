@@ -143,6 +143,18 @@ def figure(ncols: int = 1, nrows: int = 1, size: tuple[float, float] = (6.0, 4.5
     return fig, axes
 
 
+def plot_loss_curves(ax: Any, curve: dict[str, list[float]], title: str) -> None:
+    """Train and test cross-entropy per epoch on a log scale (spiral and digits)."""
+    epochs = np.arange(1, len(curve["train_loss"]) + 1)
+    ax.semilogy(epochs, curve["train_loss"], label="train loss")
+    ax.semilogy(epochs, curve["test_loss"], label="test loss")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("cross-entropy (log scale)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+
+
 def save(fig: Any, out: str | os.PathLike, name: str, dpi: int = 110) -> str:
     """Write ``fig`` as ``out/name`` (a PNG) and return ``name``, the file name the
     measurements record.

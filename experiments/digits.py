@@ -18,7 +18,7 @@ import duograd.nn as nn
 import duograd.optim as optim
 from duograd.nn import functional as F
 
-from . import check_size, figure, save, stratified_split, to_list, track
+from . import check_size, figure, plot_loss_curves, save, stratified_split, to_list, track
 
 SEED = 0
 N_TEST = 450
@@ -123,14 +123,8 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
 
 def _draw_curves(out, curve) -> str:
     fig, (ax_loss, ax_acc) = figure(ncols=2, size=(11.0, 4.3))
+    plot_loss_curves(ax_loss, curve, "Digits: loss per epoch")
     epochs = np.arange(1, len(curve["train_loss"]) + 1)
-    ax_loss.semilogy(epochs, curve["train_loss"], label="train")
-    ax_loss.semilogy(epochs, curve["test_loss"], label="test")
-    ax_loss.set_xlabel("epoch")
-    ax_loss.set_ylabel("cross-entropy (log scale)")
-    ax_loss.set_title("Digits: loss per epoch")
-    ax_loss.grid(True, which="both", alpha=0.3)
-    ax_loss.legend()
     ax_acc.plot(epochs, 100 * np.asarray(curve["train_accuracy"]), label="train")
     ax_acc.plot(epochs, 100 * np.asarray(curve["test_accuracy"]), label="test")
     ax_acc.set_xlabel("epoch")

@@ -20,7 +20,8 @@ import duograd.optim as optim
 from duograd.nn import functional as F
 from duograd.optim import lr_scheduler
 
-from . import accuracy, check_size, figure, make_spiral, save, stratified_split, to_list, track
+from . import (accuracy, check_size, figure, make_spiral, plot_loss_curves, save,
+               stratified_split, to_list, track)
 
 SEED = 0
 N_POINTS, N_TEST = 500, 150
@@ -125,12 +126,5 @@ def _draw(out, model, Xtr, Xte, ytr, yte, train_acc, test_acc, curve, grid) -> s
     ax.set_title(f"Decision boundary: train {train_acc:.1%}, test {test_acc:.1%}")
     ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
 
-    epochs = np.arange(1, len(curve["train_loss"]) + 1)
-    ax_loss.semilogy(epochs, curve["train_loss"], label="train loss")
-    ax_loss.semilogy(epochs, curve["test_loss"], label="test loss")
-    ax_loss.set_xlabel("epoch")
-    ax_loss.set_ylabel("cross-entropy (log scale)")
-    ax_loss.set_title("Learning curves (Adam, cosine-annealed lr)")
-    ax_loss.grid(True, which="both", alpha=0.3)
-    ax_loss.legend()
+    plot_loss_curves(ax_loss, curve, "Learning curves (Adam, cosine-annealed lr)")
     return save(fig, out, "spiral.png")

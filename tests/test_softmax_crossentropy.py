@@ -9,30 +9,15 @@ extended precision), independently of the engine.
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 
+from benchmarks import pins  # the functions whose numbers the report quotes
 import duograd as dg
 from duograd.nn import functional as F
 
 F32_TOL = 3e-7     # about 2.5 float32 ulps of 1: gradients are at most 1 in size
 F64_TOL = 1e-15
-
-
-def _load_pins():
-    """benchmarks/pins.py, the functions whose numbers the report quotes."""
-    name = "duograd_benchmarks_pins"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "pins.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
 
 
 def np_softmax(z: np.ndarray) -> np.ndarray:
@@ -102,7 +87,7 @@ def test_float32_identity(shape, scale):
 
 def test_identity_pin_over_random_cases():
     """The numbers benchmarks/pins.py reports are the numbers asserted here."""
-    r = _load_pins().ce_identity_error(n_cases=200, seed=0)
+    r = pins.ce_identity_error(n_cases=200, seed=0)
     assert r["all_finite"]
     assert r["max_abs_error"] <= F64_TOL
     assert r["max_abs_error_float32"] <= F32_TOL

@@ -9,31 +9,13 @@ asserted on the very dicts that benchmarks/pins.py returns.
 
 from __future__ import annotations
 
-import importlib.util
-import pathlib
-import sys
-
 import numpy as np
 import pytest
 
+from benchmarks import pins  # the functions whose numbers the report quotes
 import duograd as dg
 from duograd import nn, optim
 from duograd.nn import functional as F
-
-
-def _load_pins():
-    """benchmarks/pins.py, the functions whose numbers the report quotes."""
-    name = "duograd_benchmarks_pins"
-    if name not in sys.modules:
-        path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "pins.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-pins = _load_pins()
 
 
 @pytest.fixture(scope="module")
