@@ -64,14 +64,16 @@ cos = Primitive("cos", np.cos, vjp=(lambda g, out, x: -(g * x.sin()),), jvp=ELEM
 
 # Piecewise-linear ops multiply g by a constant 0/1 selector built from the forward
 # values. The selector is locally constant, so its own derivative is zero and the
-# rule stays exact under differentiation (the second derivative of relu is 0).
+# rule stays exact under differentiation (the second derivative of relu is 0). It is
+# wrapped as a graph-less Tensor directly (a bool mask stays bool: NumPy's product
+# with it keeps g's dtype).
 # NOTE: relu'(0) = 0 and abs'(0) = 0, as in PyTorch.
 relu = Primitive("relu", lambda x: np.maximum(x, 0),
-                 vjp=(lambda g, out, x: g * (x._data > 0),), jvp=ELEMENTWISE)
-absolute = Primitive("abs", np.abs, vjp=(lambda g, out, x: g * np.sign(x._data),), jvp=ELEMENTWISE)
+                 vjp=(lambda g, out, x: g * _wrap(x._data > 0),), jvp=ELEMENTWISE)
+absolute = Primitive("abs", np.abs, vjp=(lambda g, out, x: g * _wrap(np.sign(x._data)),), jvp=ELEMENTWISE)
 # NOTE: clip passes the gradient where lo <= x <= hi, boundaries included, as torch.clamp.
 _clip = Primitive("clip", lambda x, lo, hi: np.clip(x, lo, hi),
-                  vjp=(lambda g, out, x, lo, hi: g * _inside(x._data, lo, hi),), jvp=ELEMENTWISE)
+                  vjp=(lambda g, out, x, lo, hi: g * _wrap(_inside(x._data, lo, hi)),), jvp=ELEMENTWISE)
 
 
 def _inside(x: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
@@ -83,9 +85,9 @@ def _inside(x: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
     return mask
 
 
-def _share(x: np.ndarray, y: np.ndarray, wins: Any) -> np.ndarray:
+def _share(x: np.ndarray, y: np.ndarray, wins: Any) -> Tensor:
     """How much of g goes to x in maximum/minimum: 1 where x wins, 1/2 on a tie."""
-    return wins(x, y) + 0.5 * (x == y)
+    return _wrap((wins(x, y) + 0.5 * (x == y)).astype(np.result_type(x, y), copy=False))
 
 
 # NOTE: on a tie maximum/minimum split the gradient evenly between x and y, as PyTorch does.
@@ -99,8 +101,8 @@ minimum_p = Primitive("minimum", np.minimum,
                       jvp=ELEMENTWISE)
 # cond is a parameter, never an input: it is not differentiated.
 _where = Primitive("where", lambda x, y, cond: np.where(cond, x, y),
-                   vjp=(lambda g, out, x, y, cond: g * cond,
-                        lambda g, out, x, y, cond: g * ~cond), jvp=ELEMENTWISE)
+                   vjp=(lambda g, out, x, y, cond: g * _wrap(cond),
+                        lambda g, out, x, y, cond: g * _wrap(~cond)), jvp=ELEMENTWISE)
 
 cast = Primitive("cast", lambda x, dtype: x.astype(dtype, copy=False),
                  vjp=(lambda g, out, x, dtype: g,), jvp=LINEAR)  # the engine casts g back

@@ -53,12 +53,12 @@ def sum_to(g: "Tensor", shape: Shape) -> "Tensor":
     if g.shape == shape:  # the cheap comparison first: most edges do not broadcast
         return g
     lead = g.ndim - len(shape)
+    if lead > 0 and g.shape[lead:] == shape:  # only leading axes were added (a bias)
+        return g.sum(axis=tuple(range(lead)))
     if lead < 0 or any(n not in (1, m) for n, m in zip(shape, g.shape[lead:])):
         raise ValueError(f"sum_to: a gradient of shape {g.shape} cannot be summed to shape "
                          f"{tuple(shape)}: {tuple(shape)} does not broadcast to it")
     inner = tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    if not inner:  # only leading axes were added (a bias): one sum drops them
-        return g.sum(axis=tuple(range(lead)))
     g = g.sum(axis=tuple(range(lead)) + inner, keepdims=True)
     return g if g.shape == shape else g.reshape(shape)
 
