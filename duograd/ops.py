@@ -15,6 +15,7 @@ NumPy: ``log`` of a negative number is nan with a RuntimeWarning, not an excepti
 from __future__ import annotations
 
 import builtins
+import math
 from typing import Any, Iterable, Sequence
 
 import numpy as np
@@ -300,7 +301,7 @@ def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa:
 
 
 def _count(x: Tensor, axis: tuple[int, ...]) -> int:
-    return int(np.prod([x.shape[a] for a in axis], dtype=np.int64))
+    return math.prod(x.shape[a] for a in axis)
 
 
 def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:

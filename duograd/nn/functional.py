@@ -47,7 +47,7 @@ def _row_max(x: Tensor, axis: int) -> np.ndarray:
     # a constant is subtracted, so the exact derivative through the max is zero at any
     # order; leaving it in the graph would only add the round-off of sum(p - y) to the
     # gradient at each row's argmax (about 5e-16 instead of 1e-16 in the identity check).
-    return np.max(x.data, axis=axis, keepdims=True)  # a constant array: no graph node at all
+    return x.data.max(axis=axis, keepdims=True)  # a constant array: no graph node at all
 
 
 def log_softmax(x: Any, axis: int = -1) -> Tensor:
