@@ -57,19 +57,17 @@ def copy_weights(scalar_model: snn.MLP, tensor_model: nn.MLP) -> None:
     >>> float(t.layers[0].weight.data[1, 2]) == s.layers[0].neurons[2].w[1].data
     True
     """
-    state = {}
-    for k, layer in enumerate(scalar_model.layers):
-        state[f"layers.{k}.weight"] = np.array([[w.data for w in n.w] for n in layer.neurons]).T
-        state[f"layers.{k}.bias"] = np.array([n.b.data for n in layer.neurons])
-    tensor_model.load_state_dict(state)
+    tensor_model.load_state_dict(dict(zip(tensor_model.state_dict(),
+                                          _scalar_arrays(scalar_model, "data"))))
 
 
-def _scalar_grads(model: snn.MLP) -> list[np.ndarray]:
-    """The scalar model's gradients arranged in the tensor model's parameter shapes."""
+def _scalar_arrays(model: snn.MLP, attr: str) -> list[np.ndarray]:
+    """The scalar model's ``.data`` or ``.grad`` values in the tensor model's parameter
+    order and shapes: per layer, a (nin, nout) weight, then an (nout,) bias."""
     out = []
     for layer in model.layers:
-        out.append(np.array([[w.grad for w in n.w] for n in layer.neurons]).T)
-        out.append(np.array([n.b.grad for n in layer.neurons]))
+        out.append(np.array([[getattr(w, attr) for w in n.w] for n in layer.neurons]).T)
+        out.append(np.array([getattr(n.b, attr) for n in layer.neurons]))
     return out
 
 
@@ -134,7 +132,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
             t1 = time.perf_counter()
             sloss.backward()
             t2 = time.perf_counter()
-            grads_s = _scalar_grads(smodel)
+            grads_s = _scalar_arrays(smodel, "grad")
             t3 = time.perf_counter()
             for p in sparams:
                 p.data -= LR * p.grad
@@ -160,7 +158,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
             f"scalar_vs_tensor: the engines disagree at step {step}: loss differs by "
             f"{loss_diff:.3g}, a gradient by {grad_diff:.3g} (tolerance {TOLERANCE:g})")
     weight_diff = max(float(np.max(np.abs(ws - p.data)))
-                      for ws, p in zip(_scalar_weights(smodel), tparams))
+                      for ws, p in zip(_scalar_arrays(smodel, "data"), tparams))
 
     def tensor_step():
         topt.zero_grad()
@@ -200,14 +198,6 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         "tolerance": TOLERANCE,
         "figures": [fig_name],
     }
-
-
-def _scalar_weights(model: snn.MLP) -> list[np.ndarray]:
-    out = []
-    for layer in model.layers:
-        out.append(np.array([[w.data for w in n.w] for n in layer.neurons]).T)
-        out.append(np.array([n.b.data for n in layer.neurons]))
-    return out
 
 
 def _draw(out, t_scalar, t_tensor, nodes, speedup, node_ratio) -> str:

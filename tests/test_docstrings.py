@@ -1,4 +1,5 @@
-"""Every docstring example in the library runs and prints what it says it prints."""
+"""Every docstring example (library, experiments, benchmarks, examples) runs and prints
+what it says it prints."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ import pkgutil
 
 import pytest
 
+import benchmarks
 import duograd
+import examples
+import experiments
 
 MODULES = sorted(
-    name for _, name, _ in pkgutil.walk_packages(duograd.__path__, prefix="duograd.")
+    name
+    for pkg in (duograd, experiments, benchmarks, examples)
+    for _, name, _ in pkgutil.walk_packages(pkg.__path__, prefix=pkg.__name__ + ".")
 )
 
 
