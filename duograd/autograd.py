@@ -27,7 +27,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .shapes import sum_to
-from .tensor import Tensor, _lift_all, _wrap
+from .tensor import Tensor, _lift_all, _wrap, _zeros_like
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -249,10 +249,6 @@ def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict)
         if out._tangent is None:
             out._tangent = {}
         out._tangent[lvl] = t_out
-
-
-def _zeros_like(x: Tensor) -> Tensor:
-    return _wrap(np.zeros_like(x._data))
 
 
 def enter_forward_level() -> int:

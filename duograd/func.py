@@ -24,15 +24,11 @@ import numpy as np
 
 from . import autograd, ops
 from .autograd import _toposort, enable_grad, enter_forward_level, exit_forward_level
-from .tensor import Tensor, _wrap
+from .tensor import Tensor, _as_tensor, _wrap, _zeros_like
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
 
 Argnums = int | Sequence[int]
-
-
-def _as_tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
 
 
 def _alias(x: Any) -> Tensor:
@@ -283,5 +279,3 @@ def _without_history(x: Tensor) -> Tensor:
     return t
 
 
-def _zeros_like(x: Tensor) -> Tensor:
-    return _wrap(np.zeros_like(x._data))

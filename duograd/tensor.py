@@ -63,6 +63,15 @@ def _constant(a: float, dtype: np.dtype) -> "Tensor":
     return t
 
 
+def _as_tensor(x: Any) -> "Tensor":
+    """``x`` itself if it is a Tensor, else a new leaf Tensor of it."""
+    return x if isinstance(x, Tensor) else Tensor(x)
+
+
+def _zeros_like(x: "Tensor") -> "Tensor":
+    return _wrap(np.zeros_like(x._data))
+
+
 def _lift_all(op: str, args: tuple) -> tuple["Tensor", ...]:
     """Operands of ``op`` as Tensors. Numbers and non-float arrays take the dtype of the
     first Tensor operand (so a float32 tensor times 2 stays float32); float arrays

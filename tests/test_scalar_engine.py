@@ -17,15 +17,7 @@ from duograd.scalar import Value
 from duograd.scalar.engine import topological_order
 from duograd.scalar.nn import MLP, Layer, Neuron
 
-H = 1e-6
-
-
-def central_difference(f, xs, i, h=H):
-    """(f(x + h e_i) - f(x - h e_i)) / 2h: error O(h^2) from truncation, O(eps/h) from rounding."""
-    up, down = list(xs), list(xs)
-    up[i] += h
-    down[i] -= h
-    return (f(*up) - f(*down)) / (2 * h)
+from scalar_fd import central_difference
 
 
 def close(a, b, rel=1e-6, abs_=1e-8):

@@ -14,14 +14,7 @@ import pytest
 from duograd.scalar import Value
 from duograd.scalar.forward import Dual
 
-H = 1e-6
-
-
-def central_difference(f, xs, i, h=H):
-    up, down = list(xs), list(xs)
-    up[i] += h
-    down[i] -= h
-    return (f(*up) - f(*down)) / (2 * h)
+from scalar_fd import central_difference
 
 
 def forward_gradient(fn, xs):

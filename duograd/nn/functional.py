@@ -13,15 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..tensor import Tensor
+from ..tensor import Tensor, _as_tensor
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss"]
 
 _REDUCTIONS = ("mean", "sum")
-
-
-def _as_tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
 
 
 def _values(x: Any) -> np.ndarray:

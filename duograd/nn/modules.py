@@ -17,13 +17,9 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from ..tensor import Tensor, as_rng
+from ..tensor import Tensor, _as_tensor, as_rng
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh"]
-
-
-def _as_tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
 
 
 def _shape_of(value: Any) -> Any:
