@@ -6,6 +6,8 @@ back from the library under test.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -523,3 +525,115 @@ def test_step_with_a_gradient_of_the_wrong_shape_changes_nothing(make):
     fresh.step()
     np.testing.assert_array_equal(a.data, fresh.params[0].data)
     np.testing.assert_array_equal(b.data, fresh.params[1].data)
+
+
+# ---------------------------------------------------------------- issue 13: train/eval, Dropout, losses, nn.utils
+# (the PyTorch comparisons of the same modules are in test_nn_oracle.py)
+
+
+def test_mlp_submodules_follow_train_and_eval():
+    net = nn.MLP(2, [4, 4, 2], rng=0)
+    assert net.training and all(layer.training for layer in net.layers)
+    net.eval()
+    assert not net.training and not any(layer.training for layer in net.layers)
+    assert [n for n, _ in net.named_modules()] == ["", "layers.0", "layers.1", "layers.2"]
+
+
+@pytest.mark.parametrize("p", [0.1, 0.5, 0.8])
+def test_dropout_keeps_1_minus_p_within_4_sigma_and_scales_by_1_over_1_minus_p(p):
+    n = 100_000
+    out = nn.Dropout(p, rng=0)(dg.ones(n)).numpy()
+    kept = out != 0
+    # binomial(n, 1 - p): mean n(1-p), standard deviation sqrt(n p (1-p))
+    assert abs(kept.sum() - n * (1 - p)) <= 4 * math.sqrt(n * p * (1 - p))
+    np.testing.assert_array_equal(out[kept], np.full(kept.sum(), 1.0 / (1.0 - p)))
+
+
+def test_dropout_gradient_flows_only_through_kept_units():
+    p = 0.4
+    x = dg.tensor(np.random.default_rng(2).standard_normal((50, 40)), requires_grad=True)
+    out = nn.Dropout(p, rng=3)(x)
+    w = np.random.default_rng(4).standard_normal(x.shape)
+    (out * w).sum().backward()
+    kept = out.numpy() != 0
+    assert 0 < kept.mean() < 1
+    # d(sum(w * mask * x))/dx = w * mask: zero where dropped, w / (1 - p) where kept
+    np.testing.assert_array_equal(x.grad.numpy()[~kept], 0.0)
+    np.testing.assert_allclose(x.grad.numpy()[kept], w[kept] / (1 - p), rtol=1e-15)
+    np.testing.assert_allclose(out.numpy()[kept], x.numpy()[kept] / (1 - p), rtol=1e-15)
+
+
+def test_dropout_edges_and_reproducibility():
+    x = dg.tensor(np.arange(1.0, 7.0))
+    assert (nn.Dropout(0.0, rng=0)(x).numpy() == x.numpy()).all()
+    assert (nn.Dropout(1.0, rng=0)(x).numpy() == 0).all()
+    a, b = nn.Dropout(0.5, rng=7), nn.Dropout(0.5, rng=7)
+    np.testing.assert_array_equal(a(dg.ones(100)).numpy(), b(dg.ones(100)).numpy())
+    assert nn.Dropout(0.5, rng=0)(dg.ones(3, dtype=np.float32)).dtype == np.float32
+    for bad in (-0.1, 1.5, float("nan")):
+        with pytest.raises(ValueError, match="Dropout"):
+            nn.Dropout(bad)
+    assert nn.Dropout(0.5).parameters() == []
+
+
+def test_loss_modules_reject_unknown_reduction():
+    for cls in (nn.MSELoss, nn.CrossEntropyLoss):
+        with pytest.raises(ValueError, match=cls.__name__):
+            cls(reduction="none")
+
+
+def test_nn_utils_import_paths_and_examples():
+    import importlib
+    import inspect
+
+    import duograd.nn.utils as by_path
+    from duograd.nn import utils as by_from
+
+    assert by_path is by_from is nn.utils is importlib.import_module("duograd.nn.utils")
+    for name in by_path.__all__:
+        obj = getattr(by_path, name)
+        if inspect.isfunction(obj):
+            assert ">>>" in (obj.__doc__ or ""), name
+
+
+
+@pytest.mark.parametrize("targets", [np.array([0, 1, 2, 3]), np.array([0.0, 1.0, 2.0, 3.0]),
+                                     np.array([0, 1, 2, 3], dtype=np.uint8), [0, 1, 2, 3]])
+def test_cross_entropy_out_of_range_message_shows_a_plain_int(targets):
+    with pytest.raises(ValueError) as e:
+        F.cross_entropy(dg.tensor(np.zeros((4, 3))), targets)
+    assert "target 3 is out of range" in str(e.value) and "np." not in str(e.value)
+
+
+def test_load_torch_state_dict_transposes_square_linear_weights():
+    """Without torch: arrays in PyTorch's layout, (out, in), checked against x @ W.T + b."""
+    rng = np.random.default_rng(0)
+    w0, b0, w1, b1 = rng.standard_normal((3, 3)), rng.standard_normal(3), \
+        rng.standard_normal((2, 3)), rng.standard_normal(2)
+    net = nn.Sequential(nn.Linear(3, 3, rng=0), nn.Tanh(), nn.Linear(3, 2, rng=0))
+    nn.utils.load_torch_state_dict(net, {"0.weight": w0, "0.bias": b0, "2.weight": w1,
+                                         "2.bias": b1})
+    x = rng.standard_normal((5, 3))
+    expected = np.tanh(x @ w0.T + b0) @ w1.T + b1
+    np.testing.assert_allclose(net(dg.tensor(x)).numpy(), expected, rtol=1e-14, atol=1e-15)
+    back = nn.utils.torch_state_dict(net, numpy=True)
+    for name, value in zip(back, (w0, b0, w1, b1)):
+        np.testing.assert_array_equal(back[name], value)
+        assert back[name].flags.c_contiguous
+
+
+def test_clip_grad_norm_closed_form():
+    a, b = dg.tensor(np.zeros(2), requires_grad=True), dg.tensor(np.zeros((1, 2)), requires_grad=True)
+    a.grad, b.grad = dg.tensor([1.0, 2.0]), dg.tensor([[2.0, 4.0]])
+    total = nn.utils.clip_grad_norm_([a, b], max_norm=2.5)
+    assert total == 5.0
+    factor = 2.5 / (5.0 + 1e-6)
+    np.testing.assert_allclose(a.grad.numpy(), [factor, 2 * factor], rtol=1e-15)
+    np.testing.assert_allclose(b.grad.numpy(), [[2 * factor, 4 * factor]], rtol=1e-15)
+    assert nn.utils.clip_grad_norm_([a, b], max_norm=100.0) == pytest.approx(2.5, rel=1e-6)
+    assert nn.utils.clip_grad_norm_([a], 1.0, norm_type=float("inf")) == pytest.approx(2 * factor)
+    with pytest.raises(TypeError, match="clip_grad_norm_"):
+        nn.utils.clip_grad_norm_([a, np.zeros(2)], 1.0)
+    a.grad = dg.tensor([np.inf, 0.0])
+    with pytest.raises(RuntimeError, match="clip_grad_norm_"):
+        nn.utils.clip_grad_norm_([a], 1.0, error_if_nonfinite=True)

@@ -1,6 +1,8 @@
 """Neural networks on the tensor engine: modules (``Module``, ``Linear``, ``MLP``,
-``Sequential``, ``ReLU``, ``Tanh``) and, in ``duograd.nn.functional``, losses composed
-from primitive operations.
+``Sequential``, ``ReLU``, ``Tanh``, ``Sigmoid``, ``Dropout``, ``MSELoss``,
+``CrossEntropyLoss``), in ``duograd.nn.functional`` the losses composed from primitive
+operations, and in ``duograd.nn.utils`` gradient clipping and PyTorch state-dict
+conversion.
 
 >>> import duograd as dg
 >>> from duograd import nn
@@ -13,6 +15,9 @@ from primitive operations.
 """
 
 from . import functional
-from .modules import MLP, Linear, Module, ReLU, Sequential, Tanh
+from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, ReLU, Sequential,
+                      Sigmoid, Tanh)
+from . import utils  # noqa: E402  (it refers to the modules above)
 
-__all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "functional"]
+__all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
+           "MSELoss", "CrossEntropyLoss", "functional", "utils"]

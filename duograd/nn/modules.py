@@ -6,6 +6,9 @@ a list or tuple holds children (or parameters) named by position. So
 ``MLP(2, [3, 1])`` has the parameters ``layers.0.weight``, ``layers.0.bias``,
 ``layers.1.weight``, ``layers.1.bias``, in that order, with nothing to register by
 hand. Attributes whose names start with ``_`` are private and never walked.
+
+Every module has a ``training`` flag (True until ``eval()``); ``train()`` and ``eval()``
+set it on the module and every submodule, as in PyTorch. Only ``Dropout`` reads it.
 """
 
 from __future__ import annotations
@@ -17,9 +20,25 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from ..tensor import Tensor, _as_tensor, as_rng
+from .. import Tensor, tensor
+from . import functional as F
 
-__all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh"]
+__all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
+           "MSELoss", "CrossEntropyLoss"]
+
+
+def _as_tensor(x: Any) -> Tensor:
+    """A module's input as a Tensor (a Tensor passes through unchanged)."""
+    return x if isinstance(x, Tensor) else tensor(x)
+
+
+def _as_rng(rng: Any = None) -> np.random.Generator:
+    """A ``numpy.random.Generator`` from a Generator, an int seed or None."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
+        return np.random.default_rng(rng)
+    raise TypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
 
 
 def _shape_of(value: Any) -> Any:
@@ -48,6 +67,8 @@ class Module:
     array([3., 5.])
     """
 
+    training: bool = True  # a class default, so subclasses need not call super().__init__
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: forward is not defined")
 
@@ -71,6 +92,57 @@ class Module:
                         yield f"{prefix}{name}.{i}", item
                     elif isinstance(item, Module):
                         yield from item._walk(f"{prefix}{name}.{i}.")
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
+        """``(dotted name, module)`` for this module (named ``prefix``, "" by default) and
+        every submodule, parents before children, in assignment order.
+
+        >>> from duograd import nn
+        >>> [name for name, _ in nn.Sequential(nn.Linear(2, 3, rng=0), nn.ReLU()).named_modules()]
+        ['', '0', '1']
+        """
+        yield prefix, self
+        dot = prefix + "." if prefix else ""
+        for name, value in self._members():
+            items = (value if isinstance(value, (list, tuple)) else [value])
+            for i, item in enumerate(items):
+                if isinstance(item, Module):
+                    child = name if items is not value else f"{name}.{i}"
+                    yield from item.named_modules(dot + child)
+
+    def modules(self) -> Iterator["Module"]:
+        """This module and every submodule, as in ``named_modules``.
+
+        >>> from duograd import nn
+        >>> [type(m).__name__ for m in nn.MLP(2, [3, 1], rng=0).modules()]
+        ['MLP', 'Linear', 'Linear']
+        """
+        return (m for _, m in self.named_modules())
+
+    def train(self, mode: bool = True) -> "Module":
+        """Set ``training`` to ``mode`` on this module and every submodule; returns the
+        module, so ``net = Net().train()`` reads as in PyTorch.
+
+        >>> from duograd import nn
+        >>> net = nn.Sequential(nn.Linear(2, 2, rng=0), nn.Dropout(0.5))
+        >>> [m.training for m in net.eval().modules()]
+        [False, False, False]
+        >>> [m.training for m in net.train().modules()]
+        [True, True, True]
+        """
+        mode = bool(mode)
+        for m in self.modules():
+            m.training = mode
+        return self
+
+    def eval(self) -> "Module":
+        """``train(False)``: evaluation mode (``Dropout`` becomes the identity).
+
+        >>> from duograd import nn
+        >>> nn.Dropout(0.5).eval().training
+        False
+        """
+        return self.train(False)
 
     def named_parameters(self) -> Iterator[tuple[str, Tensor]]:
         """``(dotted name, parameter)`` pairs: assignment order, layer by layer, weight
@@ -121,6 +193,11 @@ class Module:
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Copy arrays from ``state_dict`` into the parameters of the same names.
+
+        The arrays must be in duograd's own layout, as ``state_dict()`` writes them: a
+        ``Linear`` weight is (in, out). A PyTorch ``state_dict()`` keeps ``Linear`` weights
+        as (out, in); load it with ``nn.utils.load_torch_state_dict``, which transposes
+        them (a square weight would otherwise load transposed without an error).
 
         Every key must match a parameter and every parameter must get a value of its
         own shape; values are cast to the parameter's dtype. Everything is checked
@@ -212,6 +289,9 @@ class Linear(Module):
     """``x @ weight + bias``, with ``weight`` of shape (nin, nout) and ``bias`` of shape
     (nout,) or None.
 
+    The weight is the transpose of ``torch.nn.Linear``'s (out, in) weight;
+    ``nn.utils.load_torch_state_dict`` and ``nn.utils.torch_state_dict`` convert.
+
     Both are drawn uniformly from [-1/sqrt(nin), 1/sqrt(nin)], weight first, as PyTorch's
     default initialisation; ``rng`` (a ``numpy.random.Generator`` or an int seed) makes
     them reproducible.
@@ -228,7 +308,7 @@ class Linear(Module):
             if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
                 raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
         self.nin, self.nout = int(nin), int(nout)
-        gen = as_rng(rng)
+        gen = _as_rng(rng)
         bound = 1.0 / np.sqrt(self.nin)
         self.weight = Tensor(gen.uniform(-bound, bound, (self.nin, self.nout)), requires_grad=True)
         self.bias = (Tensor(gen.uniform(-bound, bound, self.nout), requires_grad=True)
@@ -270,6 +350,98 @@ class Tanh(Module):
 
     def forward(self, x: Any) -> Tensor:
         return _as_tensor(x).tanh()
+
+
+class Sigmoid(Module):
+    """``1 / (1 + exp(-x))`` elementwise, as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.Sigmoid()(dg.tensor([0.0])).numpy()
+    array([0.5])
+    """
+
+    def forward(self, x: Any) -> Tensor:
+        return _as_tensor(x).sigmoid()
+
+
+class Dropout(Module):
+    """In training mode, zero each element with probability ``p`` and scale the rest by
+    ``1 / (1 - p)``, so the expected output equals the input; in eval mode, the identity.
+
+    The mask is drawn with NumPy from the module's own generator (``rng``: a
+    ``numpy.random.Generator`` or an int seed) and the input is multiplied by it, so the
+    gradient flows through the kept elements only, scaled by the same factor.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> drop = nn.Dropout(0.5, rng=0)
+    >>> sorted(set(drop(dg.ones(1000)).numpy().tolist()))   # dropped, or kept and doubled
+    [0.0, 2.0]
+    >>> drop.eval()(dg.ones(3)).numpy()
+    array([1., 1., 1.])
+    """
+
+    def __init__(self, p: float = 0.5, rng: Any = None) -> None:
+        p = float(p)
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p}")
+        self.p = p
+        self._rng = _as_rng(rng)
+
+    def forward(self, x: Any) -> Tensor:
+        x = _as_tensor(x)
+        if not self.training or self.p == 0.0:
+            return x
+        if self.p == 1.0:  # every element dropped (PyTorch gives zeros, not 0 * inf)
+            return x * np.zeros(x.shape, dtype=x.dtype)
+        keep = self._rng.random(x.shape) >= self.p   # kept with probability 1 - p
+        mask = keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - self.p))
+        return x * mask
+
+    def _extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class MSELoss(Module):
+    """``functional.mse_loss`` as a module: ``loss = nn.MSELoss()(pred, target)``.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.MSELoss()(dg.tensor([1.0, 2.0]), [0.0, 0.0]).item()
+    2.5
+    """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        F._check_reduction(reduction, "MSELoss")
+        self.reduction = reduction
+
+    def forward(self, pred: Any, target: Any) -> Tensor:
+        return F.mse_loss(pred, target, reduction=self.reduction)
+
+    def _extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class CrossEntropyLoss(Module):
+    """``functional.cross_entropy`` as a module: ``loss = nn.CrossEntropyLoss()(logits,
+    targets)`` with logits (N, C) and integer class targets (N,).
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> round(nn.CrossEntropyLoss()(dg.tensor([[2.0, 0.0], [0.0, 2.0]]), [0, 0]).item(), 6)
+    1.126928
+    """
+
+    def __init__(self, reduction: str = "mean") -> None:
+        F._check_reduction(reduction, "CrossEntropyLoss")
+        self.reduction = reduction
+
+    def forward(self, logits: Any, targets: Any) -> Tensor:
+        return F.cross_entropy(logits, targets, reduction=self.reduction)
+
+    def _extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
 
 
 class Sequential(Module):
@@ -337,7 +509,7 @@ class MLP(Module):
         nouts = list(nouts)
         if not nouts:
             raise ValueError("MLP: nouts must list at least one layer size")
-        gen = as_rng(rng)
+        gen = _as_rng(rng)
         sizes = [nin] + nouts
         self.activation = activation
         self.layers = [Linear(sizes[i], sizes[i + 1], rng=gen) for i in range(len(nouts))]

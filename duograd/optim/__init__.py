@@ -1,5 +1,7 @@
 """Optimizers with ``torch.optim``'s update formulas: ``SGD`` (momentum, Nesterov,
-weight decay) and ``Adam``. Learning-rate schedules live in ``duograd.optim.lr_scheduler``.
+weight decay), ``Adam`` (with PyTorch's L2 ``weight_decay``), ``AdamW`` (decoupled weight
+decay) and ``RMSprop``. Each formula is written in the order of operations PyTorch's
+CPU kernels use, so float64 trajectories agree with ``torch.optim`` to round-off. Learning-rate schedules live in ``duograd.optim.lr_scheduler``.
 
 Updates are plain NumPy on ``.data``, nothing is recorded, and every new value is a
 new array assigned with ``p.data = ...``: no array is ever changed in place, because a
@@ -21,9 +23,9 @@ from typing import Iterable
 
 import numpy as np
 
-from ..tensor import Tensor
+from .. import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 
 
 class Optimizer:
@@ -147,12 +149,20 @@ class SGD(Optimizer):
             p.data = p.data - lr * d
 
 
+def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
+    """``torch.lerp``'s two formulas (the one chosen by the weight keeps round-off small)."""
+    if abs(weight) < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
+
+
 class Adam(Optimizer):
     """Adam, with ``torch.optim.Adam``'s formulas. At step t of a parameter:
 
-    ``m = m + (1 - b1) * (g - m)`` (torch's lerp), ``v = b2 * v + (1 - b2) * g * g``,
-    ``step_size = lr / (1 - b1**t)``, ``denom = sqrt(v) / sqrt(1 - b2**t) + eps``,
-    ``p = p - step_size * m / denom``.
+    ``g = g + weight_decay * p`` (PyTorch's L2 form: the decay passes through the moments;
+    see ``AdamW`` for the decoupled form), ``m = lerp(m, g, 1 - b1)``,
+    ``v = b2 * v + (1 - b2) * g * g``, ``step_size = lr / (1 - b1**t)``,
+    ``denom = sqrt(v) / sqrt(1 - b2**t) + eps``, ``p = p - step_size * m / denom``.
 
     >>> import duograd as dg
     >>> from duograd import optim
@@ -164,36 +174,121 @@ class Adam(Optimizer):
     array([ 0.9, -2.9])
     """
 
+    _decoupled = False  # AdamW: decay the parameter itself, not the gradient
+
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
-                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0) -> None:
         super().__init__(params, lr)
+        name = type(self).__name__
         b1, b2 = betas
-        self.betas = (_check("Adam", "beta1", b1, 0.0, 1.0), _check("Adam", "beta2", b2, 0.0, 1.0))
-        self.eps = _check("Adam", "eps", eps, 0.0)
+        self.betas = (_check(name, "beta1", b1, 0.0, 1.0), _check(name, "beta2", b2, 0.0, 1.0))
+        self.eps = _check(name, "eps", eps, 0.0)
+        self.weight_decay = _check(name, "weight_decay", weight_decay, 0.0)
         n = len(self.params)
         self._t = [0] * n
         self._m: list[np.ndarray | None] = [None] * n
         self._v: list[np.ndarray | None] = [None] * n
 
     def step(self) -> None:
-        lr, (b1, b2), eps = self.lr, self.betas, self.eps
+        lr, (b1, b2), eps, wd = self.lr, self.betas, self.eps, self.weight_decay
         for i, p, g in self._grads():
-            m, v = self._m[i], self._v[i]
-            if m is None:
-                m = self._m[i] = np.zeros_like(p.data)
-                v = self._v[i] = np.zeros_like(p.data)
+            if self._m[i] is None:
+                self._m[i] = np.zeros_like(p.data)
+                self._v[i] = np.zeros_like(p.data)
             t = self._t[i] = self._t[i] + 1
-            # m and v are this optimizer's own arrays, so they are updated in place (the
-            # same arithmetic as the formulas above); the parameter gets a new array.
-            m += (1 - b1) * (g - m)
-            v *= b2
-            v += (1 - b2) * (g * g)
-            denom = np.sqrt(v)
-            denom /= (1 - b2 ** t) ** 0.5
-            denom += eps
-            denom = np.divide(m, denom, out=denom)
-            denom *= lr / (1 - b1 ** t)
-            p.data = p.data - denom
+            param = p.data
+            if wd != 0.0:
+                if self._decoupled:
+                    param = param * (1 - lr * wd)
+                else:
+                    g = g + wd * param
+            # m and v are this optimizer's own arrays (never shared), so they may be
+            # replaced freely; the parameter gets a new array. The grouping of each
+            # product follows PyTorch's kernels (addcmul: (value * g) * g; addcdiv:
+            # (value * m) / denom) so that the float64 round-off is the same.
+            m = self._m[i] = _lerp(self._m[i], g, 1 - b1)
+            v = self._v[i] = self._v[i] * b2 + ((1 - b2) * g) * g
+            step_size = lr / (1 - b1 ** t)
+            denom = np.sqrt(v) / (1 - b2 ** t) ** 0.5 + eps
+            p.data = param - (step_size * m) / denom
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay, with ``torch.optim.AdamW``'s formulas: each step
+    first shrinks the parameter, ``p = p * (1 - lr * weight_decay)``, then takes Adam's
+    step (above) with the undecayed gradient. Note the default ``weight_decay=0.01``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0, -3.0], requires_grad=True)
+    >>> opt = optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> w.grad = dg.tensor([0.0, 0.0])   # no gradient: only the decay acts
+    >>> opt.step()
+    >>> w.data                           # times 1 - 0.1 * 0.5
+    array([ 0.95, -2.85])
+    """
+
+    _decoupled = True
+
+    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.01) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay)
+
+
+class RMSprop(Optimizer):
+    """RMSprop, with ``torch.optim.RMSprop``'s formulas. At each step of a parameter:
+
+    ``g = g + weight_decay * p``; ``s = alpha * s + (1 - alpha) * g * g``; with
+    ``centered``, ``a = lerp(a, g, 1 - alpha)`` and ``avg = sqrt(s - a * a) + eps``, else
+    ``avg = sqrt(s) + eps``; with ``momentum``, ``buf = momentum * buf + g / avg`` and
+    ``p = p - lr * buf``, else ``p = p - lr * g / avg``. ``s``, ``a`` and ``buf`` start at 0.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.RMSprop([w], lr=0.01, alpha=0.99)
+    >>> w.grad = dg.tensor([2.0])
+    >>> opt.step()      # s = 0.01 * 4, so the step is 0.01 * 2 / (0.2 + 1e-8)
+    >>> w.data.round(9)
+    array([0.9])
+    """
+
+    def __init__(self, params: Iterable[Tensor], lr: float = 0.01, alpha: float = 0.99,
+                 eps: float = 1e-8, momentum: float = 0.0, weight_decay: float = 0.0,
+                 centered: bool = False) -> None:
+        super().__init__(params, lr)
+        self.alpha = _check("RMSprop", "alpha", alpha, 0.0)
+        self.eps = _check("RMSprop", "eps", eps, 0.0)
+        self.momentum = _check("RMSprop", "momentum", momentum, 0.0)
+        self.weight_decay = _check("RMSprop", "weight_decay", weight_decay, 0.0)
+        self.centered = bool(centered)
+        n = len(self.params)
+        self._square_avg: list[np.ndarray | None] = [None] * n
+        self._grad_avg: list[np.ndarray | None] = [None] * n
+        self._buf: list[np.ndarray | None] = [None] * n
+
+    def step(self) -> None:
+        lr, alpha, eps, mu, wd = self.lr, self.alpha, self.eps, self.momentum, self.weight_decay
+        for i, p, g in self._grads():
+            if self._square_avg[i] is None:
+                self._square_avg[i] = np.zeros_like(p.data)
+                self._grad_avg[i] = np.zeros_like(p.data) if self.centered else None
+                self._buf[i] = np.zeros_like(p.data) if mu > 0.0 else None
+            if wd != 0.0:
+                g = g + wd * p.data
+            s = self._square_avg[i] = self._square_avg[i] * alpha + ((1 - alpha) * g) * g
+            if self.centered:
+                a = self._grad_avg[i] = _lerp(self._grad_avg[i], g, 1 - alpha)
+                avg = np.sqrt(s - a * a) + eps
+            else:
+                avg = np.sqrt(s) + eps
+            if mu > 0.0:
+                buf = self._buf[i] = self._buf[i] * mu + g / avg
+                p.data = p.data - lr * buf
+            else:
+                p.data = p.data - (lr * g) / avg
 
 
 from . import lr_scheduler  # noqa: E402  (it refers to Optimizer)
