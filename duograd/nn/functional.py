@@ -89,7 +89,8 @@ def _class_indices(targets: Any, n: int, c: int) -> np.ndarray:
                          f"values; expected class indices in [0, {c})")
     bad = (arr < 0) | (arr >= c)
     if np.any(bad):
-        raise ValueError(f"cross_entropy: target {arr[bad][0]!r} is out of range for logits "
+        first = int(arr[bad][0])  # whole numbers by now; a plain int reads "3", not "np.int64(3)"
+        raise ValueError(f"cross_entropy: target {first} is out of range for logits "
                          f"of shape ({n}, {c}); expected class indices in [0, {c})")
     return arr.astype(np.intp)
 
