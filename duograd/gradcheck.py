@@ -100,9 +100,13 @@ def gradcheck(f: Callable[..., Tensor], inputs: Sequence[Any], eps: float = 1e-6
 
 def gradgradcheck(f: Callable[..., Tensor], inputs: Sequence[Any], grad_outputs: Any = None,
                   eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3, seed: int = 0) -> bool:
-    """``gradcheck`` of the gradient: the map x -> d<f(x), v>/dx, with ``v`` random
-    (seeded) unless ``grad_outputs`` gives it. Checks second derivatives, which only
-    an engine whose backward pass is itself differentiable gets right.
+    """``gradcheck`` of the gradient: the map (x, v) -> d<f(x), v>/dx, with the cotangent
+    ``v`` random (seeded) unless ``grad_outputs`` gives it. Checks second derivatives,
+    which only an engine whose backward pass is itself differentiable gets right.
+
+    ``v`` is checked as an input too (as in PyTorch's gradgradcheck): a VJP rule that is
+    detached from its cotangent passes for every fixed ``v`` on a linear op, but its
+    derivative with respect to ``v`` comes out zero.
 
     >>> import duograd as dg
     >>> dg.gradgradcheck(lambda x: (x ** 3).sum(), (dg.tensor([0.5, 2.0], requires_grad=True),))
@@ -114,21 +118,26 @@ def gradgradcheck(f: Callable[..., Tensor], inputs: Sequence[Any], grad_outputs:
         xs[i].requires_grad = True
     out = f(*xs)
     v = grad_outputs if grad_outputs is not None else np.random.default_rng(seed).standard_normal(out.shape)
-    v = _wrap(np.asarray(v._data if isinstance(v, Tensor) else v, dtype=np.float64))
+    v = Tensor(np.asarray(v._data if isinstance(v, Tensor) else v, dtype=np.float64), requires_grad=True)
+    n = len(xs)
 
     @autograd.enable_grad()
     def first_derivatives(*args):
         args = list(args)
-        for i in which:
+        for i in which + [n]:
             if not args[i].requires_grad:  # the finite-difference side passes plain values
                 args[i] = Tensor(args[i]._data, requires_grad=True)
-        y = f(*args)
+        y = f(*args[:n])
         if not y.requires_grad:
             return _wrap(np.zeros(sum(args[i].size for i in which)))
-        gs = autograd.grad(y, [args[i] for i in which], grad_outputs=v, create_graph=True,
+        gs = autograd.grad(y, [args[i] for i in which], grad_outputs=args[n], create_graph=True,
                            allow_unused=True)
         flat = [g.reshape(-1) if g is not None else _wrap(np.zeros(args[i].size))
                 for g, i in zip(gs, which)]
         return ops.concatenate(flat)
 
-    return gradcheck(first_derivatives, xs, eps=eps, atol=atol, rtol=rtol)
+    try:
+        return gradcheck(first_derivatives, xs + [v], eps=eps, atol=atol, rtol=rtol)
+    except GradcheckError as e:
+        raise GradcheckError(str(e).replace(f"gradcheck: input {n} ", "gradgradcheck: the cotangent v ")
+                             .replace("gradcheck:", "gradgradcheck:", 1)) from None

@@ -97,3 +97,38 @@ def test_grad_of_grad_transform_with_broadcasting():
     second = func.grad(lambda b: func.grad(f)(b).sum())(dg.tensor(b0))
     np.testing.assert_allclose(second.numpy(), (6 * (W + b0)).sum(0), rtol=1e-12)
     assert second.shape == (4,)
+
+
+# A transpose whose VJP rule builds its result from the cotangent's raw values: right at
+# first order, but detached from g, so nothing that flows through g is differentiated.
+_detached_T = dg.Primitive("detached_transpose", lambda x: x.T,
+                           vjp=(lambda g, out, x: dg.tensor(g.numpy().T),), jvp="linear")
+_W = np.array([[0.3, -0.2, 0.5], [0.1, 0.4, -0.6]])
+_XW = np.array([[0.5, -1.0, 0.2], [1.5, 0.3, -0.4], [-0.7, 0.8, 1.1], [0.2, 0.1, 0.9]])
+
+
+def test_gradgradcheck_catches_a_rule_detached_from_its_cotangent():
+    """With a constant cotangent, the op alone is linear and the detached rule passes;
+    gradgradcheck checks the cotangent as an input, so it must raise."""
+    x = dg.tensor(_W, requires_grad=True)
+    assert dg.gradcheck(_detached_T, (x,))  # first order is right
+    with pytest.raises(dg.GradcheckError, match="cotangent v"):
+        dg.gradgradcheck(_detached_T, (x,))
+    assert dg.gradgradcheck(lambda w: w.T, (x,))  # the engine's own transpose passes
+
+
+def test_the_detached_rule_really_breaks_a_hessian():
+    """Why it matters: the Hessian of tanh(X W^T) through the planted rule loses every
+    term that flows through g; the engine's transpose matches finite differences."""
+    X = dg.tensor(_XW)
+    right = func.hessian(lambda w: (X @ w.T).tanh().sum())(dg.tensor(_W)).numpy()
+    wrong = func.hessian(lambda w: (X @ _detached_T(w)).tanh().sum())(dg.tensor(_W)).numpy()
+    f = lambda w: np.tanh(_XW @ w.T).sum()  # noqa: E731
+    eps, n = 1e-4, _W.size
+    fd = np.zeros((n, n))
+    for i in range(n):
+        for j in range(n):
+            ei, ej = np.eye(n)[i].reshape(_W.shape) * eps, np.eye(n)[j].reshape(_W.shape) * eps
+            fd[i, j] = (f(_W + ei + ej) - f(_W + ei - ej) - f(_W - ei + ej) + f(_W - ei - ej)) / (4 * eps ** 2)
+    np.testing.assert_allclose(right.reshape(n, n), fd, atol=1e-6)
+    assert np.max(np.abs(wrong.reshape(n, n) - fd)) > 0.1
