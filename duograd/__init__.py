@@ -10,16 +10,19 @@ level is the tensor engine (NumPy arrays, hand-written vector-Jacobian products)
 array([2., 4.])
 """
 
-from .tensor import Tensor, ones, randn, tensor, zeros  # first: it loads autograd and ops
+from .tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
+                     zeros_like)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .ops import concatenate, matmul, maximum, minimum, stack, where
-from . import func, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
 
 __all__ = [
-    "Tensor", "tensor", "zeros", "ones", "randn",
+    "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
+    "linspace", "randn",
     "matmul", "maximum", "minimum", "where", "concatenate", "stack",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
-    "gradcheck", "gradgradcheck", "GradcheckError", "func", "nn", "optim", "viz",
+    "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
 ]
 __version__ = "0.1.0"

@@ -21,21 +21,18 @@ from __future__ import annotations
 
 import functools
 import itertools
-import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .shapes import sum_to
-from .tensor import Tensor, _lift_all, _wrap, _zeros_like
-
-_new = object.__new__
-_ndarray = np.ndarray
+from .tensor import Tensor, _lift_all, _wrap
 
 # Global recording state (single-threaded by design, as in micrograd and HIPS autograd).
 _grad_enabled = True
 _fwd_active: set[int] = set()   # levels of the jvp calls in progress
 _fwd_below = float("inf")       # only levels below this propagate (masking while a rule runs)
+_trace: list | None = None       # the recording in progress (see ``trace``)
 _level_counter = itertools.count(1)
 
 ELEMENTWISE = "elementwise"  # jvp marker: the Jacobian is diagonal, so each VJP rule is its JVP rule
@@ -116,8 +113,17 @@ class Primitive:
     sums it back to the input's shape. ``jvp`` holds one rule per input,
     ``rule(t, out, *inputs, **kw)``, mapping that input's tangent to its share of the
     output's tangent, or is ``"elementwise"`` (reuse the VJP rules: the Jacobian is
-    diagonal) or ``"linear"`` (apply the op itself to the tangents). Rules are written
-    in Tensor operations, never on ``.data``, so they can be differentiated again.
+    diagonal) or ``"linear"`` (apply the op itself to the tangents).
+
+    The rule that holds for every rule: it computes only by calling primitives on the
+    Tensors it is given (``g``/``t``, ``out``, the inputs) and on constants that do not
+    depend on their values; it may read shapes, dtypes and keyword parameters, never
+    ``.data``, and it never branches in Python on array values. A 0/1 selector comes
+    from a primitive with ``differentiable=False`` (a comparison, ``sign``, a mask):
+    such a primitive has no VJP, its output never requires grad and carries a tangent
+    only if it has a ``jvp``. That is what makes rules differentiable again
+    (``create_graph``) and makes every step a sequence of primitive calls that can be
+    recorded (``trace``) and replayed on new data.
 
     >>> import duograd as dg
     >>> cube = dg.Primitive("cube", forward=lambda x: x ** 3,
@@ -129,20 +135,22 @@ class Primitive:
     array([ 3., 12.])
     """
 
-    __slots__ = ("name", "forward", "vjp", "jvp")
+    __slots__ = ("name", "forward", "vjp", "jvp", "differentiable")
 
     def __init__(self, name: str, forward: Callable[..., np.ndarray],
                  vjp: Sequence[Callable] | None = None,
-                 jvp: Sequence[Callable] | str | None = None) -> None:
+                 jvp: Sequence[Callable] | str | None = None, differentiable: bool = True) -> None:
         self.name = name
         self.forward = forward
         self.vjp = tuple(vjp) if vjp is not None else None
         self.jvp = jvp if jvp is None or isinstance(jvp, str) else tuple(jvp)
+        self.differentiable = differentiable
 
     def __repr__(self) -> str:
         return f"Primitive({self.name!r})"
 
     def vjp_rule(self, i: int) -> Callable:
+        """The VJP rule for input ``i``, or NotImplementedError naming the operation."""
         rules = self.vjp
         rule = rules[i] if rules is not None and i < len(rules) else None
         if rule is None:
@@ -150,18 +158,21 @@ class Primitive:
         return rule
 
     def jvp_rule(self, i: int) -> Callable:
-        rules = self.vjp if self.jvp == ELEMENTWISE else self.jvp
+        """The JVP rule for input ``i`` (the VJP rule for an elementwise op)."""
+        if self.jvp == ELEMENTWISE:
+            return self.vjp_rule(i)
+        rules = self.jvp
         if rules is None or i >= len(rules) or rules[i] is None:
             raise NotImplementedError(f"{self.name}: no JVP rule for input {i}")
         return rules[i]
 
     def __call__(self, *args: Any, **kw: Any) -> Tensor:
         xs = args
-        for a in args:
+        for a in args:  # fast path: every operand is already a Tensor
             if type(a) is not Tensor:
                 xs = _lift_all(self.name, args)
                 break
-        try:
+        try:  # by arity: unpacking a list for the common cases costs more than the branch
             if len(xs) == 2:
                 data = self.forward(xs[0]._data, xs[1]._data, **kw)
             elif len(xs) == 1:
@@ -169,52 +180,85 @@ class Primitive:
             else:
                 data = self.forward(*[x._data for x in xs], **kw)
         except (ValueError, IndexError, TypeError) as e:
-            shapes = ", ".join(str(x.shape) for x in xs)
-            err = IndexError if isinstance(e, IndexError) else TypeError if isinstance(e, TypeError) else ValueError
-            raise err(f"{self.name}: {e} (input shapes {shapes})") from None
-        # Inlined _wrap: this is the hottest line of the library.
-        out = _new(Tensor)
-        out._data = data if type(data) is _ndarray else np.asarray(data)
-        out.grad = out._op = out._inputs = out._kw = out._tangent = None
-        out.requires_grad = False
-        if _grad_enabled:
+            raise _forward_error(self, e, xs) from None
+        out = _wrap(data)
+        if _grad_enabled and self.differentiable:
             for x in xs:
-                if x.requires_grad:
+                if x.requires_grad:  # record: the output becomes a node of the graph
                     out.requires_grad = True
                     out._op = self
                     out._inputs = xs
                     out._kw = kw
                     break
-        if _fwd_active:
+        if _trace is not None:
+            _trace.append((self, xs, kw, out))
+        if _fwd_active:  # after the trace: the tangent rules read out
             _push_tangents(self, out, xs, kw)
         return out
 
 
-class _PerIndex(tuple):
-    """One VJP rule shared by any number of inputs: ``rules[i]`` binds the index."""
-
-    def __getitem__(self, i):
-        return functools.partial(tuple.__getitem__(self, 0), i)
-
-    def __len__(self) -> int:
-        return sys.maxsize
+def _forward_error(op: Primitive, e: Exception, xs: tuple[Tensor, ...]) -> Exception:
+    """``e`` from NumPy, reworded to name the operation (and the shapes, unless NumPy did)."""
+    kind = IndexError if isinstance(e, IndexError) else TypeError if isinstance(e, TypeError) else ValueError
+    msg, shapes = str(e).strip(), [str(x.shape) for x in xs]
+    if not all(s in msg or s.replace(" ", "") in msg for s in shapes):
+        msg += f" (input shapes {', '.join(shapes)})"
+    return kind(f"{op.name}: {msg}")
 
 
 class Variadic(Primitive):
-    """A primitive over any number of inputs whose VJP rule takes the input's index.
-
-    ``vjp`` is one rule ``rule(i, g, out, *inputs, **kw)`` shared by every input.
-    """
+    """A primitive over any number of inputs with one VJP rule ``rule(i, g, out, *inputs, **kw)``
+    that takes the input's index."""
 
     __slots__ = ()
 
-    def __init__(self, name: str, forward: Callable[..., np.ndarray], vjp: Sequence[Callable],
-                 jvp: Sequence[Callable] | str | None = None) -> None:
-        super().__init__(name, forward, None, jvp)
-        self.vjp = _PerIndex(vjp)
+    def vjp_rule(self, i: int) -> Callable:
+        return functools.partial(self.vjp[0], i)
+
+
+# The engine's own constants, as primitives so that a recorded step contains them too:
+# the seed of a backward pass and the tangent of an input that has none.
+ones_like_p = Primitive("ones_like", np.ones_like, differentiable=False)
+zeros_like_p = Primitive("zeros_like", np.zeros_like, differentiable=False)
+
+
+class trace:
+    """Record every primitive call made inside the block, as ``(op, inputs, kw, out)``
+    in call order: forward, backward, casts, seeds and tangents alike.
+
+    A recording holds every Tensor it names, so their ids stay unique while it lives.
+    It is how a step is captured for replay.
+
+    >>> import duograd as dg
+    >>> with dg.autograd.trace() as calls:
+    ...     y = (dg.tensor([1.0, 2.0], requires_grad=True) * 3).sum()
+    >>> [op.name for op, *_ in calls]
+    ['mul', 'sum']
+    """
+
+    def __enter__(self) -> list:
+        global _trace
+        self._prev, _trace = _trace, []
+        return _trace
+
+    def __exit__(self, *exc: object) -> None:
+        global _trace
+        _trace = self._prev
 
 
 # ---------------------------------------------------------------- forward mode
+
+def set_tangent(x: Tensor, level: int, t: Tensor) -> None:
+    """Give ``x`` the tangent ``t`` at forward-mode ``level``."""
+    if x._tangent is None:
+        x._tangent = {}
+    x._tangent[level] = t
+
+
+def pop_tangent(x: Tensor, level: int) -> Tensor | None:
+    """Take ``x``'s tangent at ``level`` off it (None if it has none)."""
+    return x._tangent.pop(level, None) if x._tangent else None
+
 
 def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict) -> None:
     """Give ``out`` a tangent at every active level that one of ``xs`` carries one at.
@@ -224,16 +268,16 @@ def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict)
     makes nested jvp correct) but never confuses level L with itself.
     """
     global _fwd_below
+    if op.jvp is None and not op.differentiable:
+        return  # a selector: locally constant, its tangent is zero
     levels = {lvl for x in xs if x._tangent for lvl in x._tangent
               if lvl in _fwd_active and lvl < _fwd_below}
-    if not levels:
-        return
     for lvl in sorted(levels):
         ts = [x._tangent.get(lvl) if x._tangent else None for x in xs]
         saved, _fwd_below = _fwd_below, lvl
         try:
             if op.jvp == LINEAR:
-                t_out = op(*[t if t is not None else _zeros_like(x) for t, x in zip(ts, xs)], **kw)
+                t_out = op(*[t if t is not None else zeros_like_p(x) for t, x in zip(ts, xs)], **kw)
             else:
                 t_out = None
                 for i, t in enumerate(ts):
@@ -246,9 +290,7 @@ def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict)
                 t_out = t_out.astype(out.dtype)
         finally:
             _fwd_below = saved
-        if out._tangent is None:
-            out._tangent = {}
-        out._tangent[lvl] = t_out
+        set_tangent(out, lvl, t_out)
 
 
 def enter_forward_level() -> int:
@@ -316,6 +358,37 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
     return order
 
 
+def _prune(order: list[Tensor], targets: Sequence[Tensor], allow_unused: bool) -> set[Tensor]:
+    """The nodes of ``order`` on a path to one of ``targets``; raises for a target that is
+    not in the graph unless ``allow_unused`` (checked before anything is released)."""
+    wanted = set(targets)
+    needed: set[Tensor] = set()
+    for node in reversed(order):  # inputs before their consumers
+        if node in wanted or (node._inputs is not None and any(x in needed for x in node._inputs)):
+            needed.add(node)
+    if not allow_unused:
+        for i, t in enumerate(targets):
+            if t not in needed:
+                raise RuntimeError(f"grad: input {i} (shape {t.shape}) is not in the graph of "
+                                   "the outputs; pass allow_unused=True to get None for it")
+    return needed
+
+
+def _input_cotangent(op: Primitive, i: int, gx: Tensor, x: Tensor) -> Tensor:
+    """A rule's result made to fit its input: the adjoint of broadcasting (summing back
+    to the input's shape), then the cast back to the input's dtype. This is the one
+    place either happens; no rule reduces its own broadcast."""
+    if gx.shape != x.shape:
+        try:
+            gx = sum_to(gx, x.shape)
+        except ValueError as e:
+            raise ValueError(f"{op.name}: the VJP rule for input {i} gave a cotangent of the "
+                             f"wrong shape ({e})") from None
+    if gx.dtype is not x.dtype:
+        gx = gx.astype(x.dtype)
+    return gx
+
+
 def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool = False,
                   retain_graph: bool = False, targets: Sequence[Tensor] | None = None,
                   allow_unused: bool = True) -> dict[Tensor, Tensor]:
@@ -329,27 +402,15 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     (as PyTorch frees saved tensors) rather than all at its end.
     """
     order = _toposort(roots)
-    needed: set[Tensor] | None = None
-    if targets is not None:
-        wanted = set(targets)
-        needed = set()
-        for node in reversed(order):  # inputs before their consumers
-            if node in wanted or (node._inputs is not None and
-                                  any(x in needed for x in node._inputs)):
-                needed.add(node)
-        if not allow_unused:  # checked before anything is released
-            for i, t in enumerate(targets):
-                if t not in needed:
-                    raise RuntimeError(f"grad: input {i} (shape {t.shape}) is not in the graph of "
-                                       "the outputs; pass allow_unused=True to get None for it")
-
+    needed = _prune(order, targets, allow_unused) if targets is not None else None
+    wanted = set(targets) if targets is not None else None
     grads: dict[Tensor, Tensor] = {}
-    for r, s in zip(roots, seeds):
-        prev = grads.get(r)
-        grads[r] = s if prev is None else prev + s
     results: dict[Tensor, Tensor] = {}
     prev_mode = set_grad_enabled(create_graph)
     try:
+        for r, s in zip(roots, seeds):
+            prev = grads.get(r)
+            grads[r] = s if prev is None else prev + s
         for k in range(len(order)):
             node = order[k]
             g = grads.pop(node, None)  # each cotangent is dropped once its node has run
@@ -359,35 +420,18 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 node._inputs = node._kw = None
             if g is None:
                 continue
-            if targets is None:
-                if inputs is None:
+            if wanted is None:
+                if inputs is None:  # a leaf
                     results[node] = g
-                    continue
             elif node in wanted:
                 results[node] = g
             if inputs is None:
                 continue
-            op, rules = node._op, node._op.vjp
+            op = node._op
             for i, x in enumerate(inputs):
                 if not x.requires_grad or (needed is not None and x not in needed):
                     continue
-                try:
-                    rule = rules[i]
-                except (TypeError, IndexError):
-                    rule = None
-                if rule is None:
-                    op.vjp_rule(i)  # raises NotImplementedError naming the op
-                gx = rule(g, node, *inputs, **kw)
-                # The adjoint of broadcasting, in one place: no rule reduces its own.
-                xd, gd = x._data, gx._data
-                if gd.shape != xd.shape:
-                    try:
-                        gx = sum_to(gx, xd.shape)
-                    except ValueError as e:
-                        raise ValueError(f"{op.name}: the VJP rule for input {i} gave a "
-                                         f"cotangent of the wrong shape ({e})") from None
-                if gd.dtype is not xd.dtype:
-                    gx = gx.astype(xd.dtype)
+                gx = _input_cotangent(op, i, op.vjp_rule(i)(g, node, *inputs, **kw), x)
                 prev = grads.get(x)
                 grads[x] = gx if prev is None else prev + gx
     finally:
@@ -400,7 +444,7 @@ def _seed(out: Tensor, g: Any, op: str) -> Tensor:
         if out.size != 1:
             raise RuntimeError(f"{op}: the output has shape {out.shape}; a gradient can be implied "
                                "only for a single-element output, so pass one of that shape")
-        return _wrap(np.ones_like(out._data))
+        return ones_like_p(out)
     g = g if isinstance(g, Tensor) else _wrap(np.asarray(g, dtype=out.dtype))
     if g.shape != out.shape:
         raise ValueError(f"{op}: the gradient has shape {g.shape} but the output has shape {out.shape}")

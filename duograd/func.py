@@ -23,8 +23,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import autograd, ops
-from .autograd import _toposort, enable_grad, enter_forward_level, exit_forward_level
-from .tensor import Tensor, _as_tensor, _wrap, _zeros_like
+from .autograd import (_toposort, enable_grad, enter_forward_level, exit_forward_level, pop_tangent,
+                       set_tangent)
+from .tensor import Tensor, _as_tensor, _wrap
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
 
@@ -34,9 +35,7 @@ Argnums = int | Sequence[int]
 def _alias(x: Any) -> Tensor:
     """A fresh node standing for ``x``: it carries x's tangents, passes gradients on to
     x when x requires grad, and can be differentiated with respect to."""
-    a = ops.identity(_as_tensor(x))
-    a.requires_grad = True
-    return a
+    return ops.identity_p(_as_tensor(x)).requires_grad_()
 
 
 def _needs_graph(outs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bool:
@@ -87,15 +86,15 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         cts = (ct,) if isinstance(out, Tensor) else tuple(ct)
         live = [(o, c) for o, c in zip(outs, cts) if o.requires_grad]
         if not live:
-            return tuple(_zeros_like(a) for a in aliases)
+            return tuple(ops.zeros_like_p(a) for a in aliases)
         make = create or any(isinstance(c, Tensor) and c.requires_grad for _, c in live)
         with enable_grad():
             gs = autograd.grad([o for o, _ in live], aliases, grad_outputs=[c for _, c in live],
                                retain_graph=True, create_graph=make, allow_unused=True)
-        return tuple(g if g is not None else _zeros_like(a) for g, a in zip(gs, aliases))
+        return tuple(g if g is not None else ops.zeros_like_p(a) for g, a in zip(gs, aliases))
 
     if not create:  # nobody outside can differentiate it: hand back the value without its graph
-        shown = tuple(_without_history(o) for o in outs)
+        shown = tuple(ops.stop_gradient_p(o) for o in outs)
         return (shown[0] if isinstance(out, Tensor) else shown), vjp_fn
     return out, vjp_fn
 
@@ -114,7 +113,7 @@ def value_and_grad(f: Callable, argnums: Argnums = 0) -> Callable:
         if not isinstance(out, Tensor) or out.size != 1:
             shape = out.shape if isinstance(out, Tensor) else type(out).__name__
             raise ValueError(f"grad: f must return a one-element Tensor, got {shape}")
-        gs = vjp_fn(_wrap(np.ones_like(out._data)))
+        gs = vjp_fn(ops.ones_like_p(out))
         return out, (gs[0] if isinstance(argnums, int) else gs)
     return fn
 
@@ -151,16 +150,15 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
     try:
         duals = []
         for x, t in zip(xs, ts):
-            d = ops.identity(x)
-            d._tangent = dict(d._tangent or {})
-            d._tangent[lvl] = t if t.dtype == x.dtype else t.astype(x.dtype)
+            d = ops.identity_p(x)
+            set_tangent(d, lvl, t if t.dtype == x.dtype else t.astype(x.dtype))
             duals.append(d)
         out = f(*duals)
         outs = (out,) if isinstance(out, Tensor) else tuple(out)
         touts = []
         for o in outs:
-            t = o._tangent.pop(lvl, None) if o._tangent else None
-            touts.append(t if t is not None else _zeros_like(o))
+            t = pop_tangent(o, lvl)
+            touts.append(t if t is not None else ops.zeros_like_p(o))
     finally:
         exit_forward_level(lvl)
     return out, (touts[0] if isinstance(out, Tensor) else tuple(touts))
@@ -189,7 +187,7 @@ def jacrev(f: Callable, argnums: Argnums = 0) -> Callable:
                 e[j] = 1
                 seed = _wrap(e.reshape(o.shape))
                 cts = seed if isinstance(out, Tensor) else tuple(
-                    seed if m == i else _zeros_like(p) for m, p in enumerate(outs))
+                    seed if m == i else ops.zeros_like_p(p) for m, p in enumerate(outs))
                 rows.append(vjp_fn(cts))
             jacs.append(tuple(ops.stack([r[k].reshape(-1) for r in rows]).reshape(o.shape + x.shape)
                               if rows else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype))
@@ -270,12 +268,4 @@ def hvp(f: Callable, primals: Any, tangents: Any) -> tuple[Tensor, Any]:
 
     _, hv = jvp(gradients, ps, vs)
     return holder[0], (hv[0] if single else hv)
-
-
-def _without_history(x: Tensor) -> Tensor:
-    """``x`` with its reverse-mode graph dropped but its forward-mode tangents kept."""
-    t = _wrap(x._data)
-    t._tangent = x._tangent
-    return t
-
 

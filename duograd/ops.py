@@ -7,9 +7,24 @@ each result back to its input's shape (``shapes.sum_to``) in one place. Because 
 rules are Tensor algebra, ``create_graph=True`` is nothing more than recording while
 they run, which is how gradients of gradients work.
 
-Few primitives; everything else (``mean``, ``var``, ``softmax``, ``log_softmax``,
-``squeeze``, ``stack``, ...) is composed from them further down. Domain errors follow
-NumPy: ``log`` of a negative number is nan with a RuntimeWarning, not an exception.
+What a rule may do (``autograd.Primitive`` says it once more): call primitives on the
+Tensors it is given and on value-independent constants, and read shapes, dtypes and
+keyword parameters. It never reads ``.data`` and never branches in Python on array
+values. The 0/1 selectors that piecewise-linear rules need (relu, abs, clip,
+maximum/minimum, max/min, pow at 0, where) come from the selector primitives below:
+``differentiable=False``, no VJP, an output that never requires grad. So a whole
+step, forward and backward, is a sequence of primitive calls (``autograd.trace``).
+
+Names, one convention:
+
+- ``name_p`` is a Primitive (``add_p``, ``sum_p``, ``greater_p``), as in JAX.
+- ``name`` is the public function. Where it would only pass its arguments on, it *is*
+  the primitive (``exp = exp_p``); otherwise it checks and normalises its arguments
+  (axes, shapes, indices) and calls primitives, or composes them (``mean``, ``var``,
+  ``softmax``, ``squeeze``, ``stack``, ...). Tensor methods (``methods.py``) call these.
+
+Domain errors follow NumPy: ``log`` of a negative number is nan with a RuntimeWarning,
+not an exception.
 """
 
 from __future__ import annotations
@@ -20,94 +35,132 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic
+from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, ones_like_p, zeros_like_p  # noqa: F401
 from .shapes import broadcast_shape, keepdims_shape, normalize_axes, sum_to
 from .tensor import Tensor, _lift_all, _shape_of, _wrap
 
+# ====================================================================== selectors
+# Never differentiated: they are locally constant, so their derivative is zero and a
+# rule that multiplies by one stays exact under differentiation (relu'' = 0).
+
+
+def _selector(name: str, forward: Any) -> Primitive:
+    return Primitive(name, forward, differentiable=False)
+
+
+greater_p = _selector("greater", np.greater)
+greater_equal_p = _selector("greater_equal", np.greater_equal)
+less_p = _selector("less", np.less)
+less_equal_p = _selector("less_equal", np.less_equal)
+equal_p = _selector("equal", np.equal)
+not_equal_p = _selector("not_equal", np.not_equal)
+sign_p = _selector("sign", np.sign)
+argmax_p = _selector("argmax", lambda x, axis: np.argmax(x, axis=axis))
+argmin_p = _selector("argmin", lambda x, axis: np.argmin(x, axis=axis))
+# NOTE: clip passes the gradient where lo <= x <= hi, boundaries included, as torch.clamp.
+clip_mask_p = _selector("clip_mask", lambda x, lo, hi: (x >= (-np.inf if lo is None else lo))
+                        & (x <= (np.inf if hi is None else hi)))
+
+
+def _share(x: np.ndarray, y: np.ndarray, wins: Any) -> np.ndarray:
+    # NOTE: on a tie maximum/minimum split the gradient evenly between x and y, as PyTorch.
+    return (wins(x, y) + 0.5 * (x == y)).astype(np.result_type(x, y), copy=False)
+
+
+share_p = _selector("tie_share", _share)  # how much of g goes to x: 1 where x wins, 1/2 on a tie
+
+
+def _extremum_weights(x: np.ndarray, out: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    # NOTE: ties share the gradient of max/min evenly (as torch.amax does).
+    hit = x == (out if keepdims else out.reshape(keepdims_shape(x.shape, axis)))
+    return (hit / hit.sum(axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
+extremum_weights_p = _selector("extremum_weights", _extremum_weights)
+
+
+def _finite_max(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
+    """The max over ``axis`` (kept as size 1), 0 where it is not finite or x is empty."""
+    if not x.size:
+        return np.zeros(keepdims_shape(x.shape, axis), x.dtype)
+    m = np.max(x, axis=axis, keepdims=True)
+    return np.where(np.isfinite(m), m, x.dtype.type(0))
+
+
+# The shift that makes log_softmax stable. Softmax does not change when a constant is
+# subtracted, so the exact derivative through it is zero at any order (as JAX's
+# stop_gradient in log_softmax); keeping it out of the graph saves round-off too.
+row_max_p = _selector("row_max", _finite_max)
+
 # ====================================================================== elementwise
 
-add = Primitive("add", np.add, vjp=(lambda g, out, x, y: g,
-                                    lambda g, out, x, y: g), jvp=ELEMENTWISE)
-sub = Primitive("sub", np.subtract, vjp=(lambda g, out, x, y: g,
-                                         lambda g, out, x, y: -g), jvp=ELEMENTWISE)
-mul = Primitive("mul", np.multiply, vjp=(lambda g, out, x, y: g * y,
-                                         lambda g, out, x, y: g * x), jvp=ELEMENTWISE)
-div = Primitive("div", np.divide, vjp=(lambda g, out, x, y: g / y,
-                                       lambda g, out, x, y: -(g * out) / y), jvp=ELEMENTWISE)
+add_p = Primitive("add", np.add, vjp=(lambda g, out, x, y: g,
+                                      lambda g, out, x, y: g), jvp=ELEMENTWISE)
+sub_p = Primitive("sub", np.subtract, vjp=(lambda g, out, x, y: g,
+                                           lambda g, out, x, y: -g), jvp=ELEMENTWISE)
+mul_p = Primitive("mul", np.multiply, vjp=(lambda g, out, x, y: g * y,
+                                           lambda g, out, x, y: g * x), jvp=ELEMENTWISE)
+div_p = Primitive("div", np.divide, vjp=(lambda g, out, x, y: g / y,
+                                         lambda g, out, x, y: -(g * out) / y), jvp=ELEMENTWISE)
 
 
 def _pow_gx(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
-    gx = g * y * x ** (y - 1)
     # NOTE: x**0 is constant, so its derivative is 0, also at x = 0 where y * x**(y-1) is
-    # 0 * inf = nan (torch agrees). The check is on data, so the common case adds no op.
-    zero = y._data == 0
-    return _where(gx, 0.0, cond=~zero) if zero.any() else gx
+    # 0 * inf = nan (torch agrees). where (not a product with a mask) keeps the nan out.
+    return where_p(equal_p(y, 0.0), 0.0, g * y * x ** (y - 1))
 
 
 def _pow_gy(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
     # NOTE: d/dy x**y = x**y log x is nan for x < 0; it is only evaluated when y needs a
     # gradient. At x = 0 (and y >= 0) it is 0, not 0 * log 0 = nan: log sees 1 there.
-    zero = x._data == 0
-    return g * out * (_where(x, 1.0, cond=~zero) if zero.any() else x).log()
+    return g * out * where_p(equal_p(x, 0.0), 1.0, x).log()
 
 
-power = Primitive("pow", np.power, vjp=(_pow_gx, _pow_gy), jvp=ELEMENTWISE)
-neg = Primitive("neg", np.negative, vjp=(lambda g, out, x: -g,), jvp=LINEAR)
-exp = Primitive("exp", np.exp, vjp=(lambda g, out, x: g * out,), jvp=ELEMENTWISE)
-log = Primitive("log", np.log, vjp=(lambda g, out, x: g / x,), jvp=ELEMENTWISE)
-sqrt = Primitive("sqrt", np.sqrt, vjp=(lambda g, out, x: g / (out * 2),), jvp=ELEMENTWISE)
-tanh = Primitive("tanh", np.tanh, vjp=(lambda g, out, x: g * (1 - out * out),), jvp=ELEMENTWISE)
+pow_p = Primitive("pow", np.power, vjp=(_pow_gx, _pow_gy), jvp=ELEMENTWISE)
+neg_p = Primitive("neg", np.negative, vjp=(lambda g, out, x: -g,), jvp=LINEAR)
+exp_p = Primitive("exp", np.exp, vjp=(lambda g, out, x: g * out,), jvp=ELEMENTWISE)
+log_p = Primitive("log", np.log, vjp=(lambda g, out, x: g / x,), jvp=ELEMENTWISE)
+sqrt_p = Primitive("sqrt", np.sqrt, vjp=(lambda g, out, x: g / (out * 2),), jvp=ELEMENTWISE)
+tanh_p = Primitive("tanh", np.tanh, vjp=(lambda g, out, x: g * (1 - out * out),), jvp=ELEMENTWISE)
 # sigmoid through tanh: no overflow for large |x|, unlike 1 / (1 + exp(-x)).
-sigmoid = Primitive("sigmoid", lambda x: 0.5 * np.tanh(0.5 * x) + 0.5,
-                    vjp=(lambda g, out, x: g * out * (1 - out),), jvp=ELEMENTWISE)
-sin = Primitive("sin", np.sin, vjp=(lambda g, out, x: g * x.cos(),), jvp=ELEMENTWISE)
-cos = Primitive("cos", np.cos, vjp=(lambda g, out, x: -(g * x.sin()),), jvp=ELEMENTWISE)
+sigmoid_p = Primitive("sigmoid", lambda x: 0.5 * np.tanh(0.5 * x) + 0.5,
+                      vjp=(lambda g, out, x: g * out * (1 - out),), jvp=ELEMENTWISE)
+# softplus(x) = log(1 + e^x), computed as logaddexp(0, x): no overflow for large x.
+softplus_p = Primitive("softplus", lambda x: np.logaddexp(x.dtype.type(0), x),
+                       vjp=(lambda g, out, x: g * sigmoid_p(x),), jvp=ELEMENTWISE)
+sin_p = Primitive("sin", np.sin, vjp=(lambda g, out, x: g * cos_p(x),), jvp=ELEMENTWISE)
+cos_p = Primitive("cos", np.cos, vjp=(lambda g, out, x: -(g * sin_p(x)),), jvp=ELEMENTWISE)
 
-# Piecewise-linear ops multiply g by a constant 0/1 selector built from the forward
-# values. The selector is locally constant, so its own derivative is zero and the
-# rule stays exact under differentiation (the second derivative of relu is 0). It is
-# wrapped as a graph-less Tensor directly (a bool mask stays bool: NumPy's product
-# with it keeps g's dtype).
-# NOTE: relu'(0) = 0 and abs'(0) = 0, as in PyTorch.
-relu = Primitive("relu", lambda x: np.maximum(x, 0),
-                 vjp=(lambda g, out, x: g * _wrap(x._data > 0),), jvp=ELEMENTWISE)
-absolute = Primitive("abs", np.abs, vjp=(lambda g, out, x: g * _wrap(np.sign(x._data)),), jvp=ELEMENTWISE)
-# NOTE: clip passes the gradient where lo <= x <= hi, boundaries included, as torch.clamp.
-_clip = Primitive("clip", lambda x, lo, hi: np.clip(x, lo, hi),
-                  vjp=(lambda g, out, x, lo, hi: g * _wrap(_inside(x._data, lo, hi)),), jvp=ELEMENTWISE)
-
-
-def _inside(x: np.ndarray, lo: float | None, hi: float | None) -> np.ndarray:
-    mask = np.ones(x.shape, dtype=bool)
-    if lo is not None:
-        mask &= x >= lo
-    if hi is not None:
-        mask &= x <= hi
-    return mask
-
-
-def _share(x: np.ndarray, y: np.ndarray, wins: Any) -> Tensor:
-    """How much of g goes to x in maximum/minimum: 1 where x wins, 1/2 on a tie."""
-    return _wrap((wins(x, y) + 0.5 * (x == y)).astype(np.result_type(x, y), copy=False))
-
-
-# NOTE: on a tie maximum/minimum split the gradient evenly between x and y, as PyTorch does.
+# Piecewise-linear ops multiply g by a selector (a bool mask keeps g's dtype in NumPy's
+# product). NOTE: relu'(0) = 0 and abs'(0) = 0, as in PyTorch.
+relu_p = Primitive("relu", lambda x: np.maximum(x, x.dtype.type(0)),
+                   vjp=(lambda g, out, x: g * greater_p(x, 0.0),), jvp=ELEMENTWISE)
+abs_p = Primitive("abs", np.abs, vjp=(lambda g, out, x: g * sign_p(x),), jvp=ELEMENTWISE)
+clip_p = Primitive("clip", lambda x, lo, hi: np.clip(x, lo, hi),
+                   vjp=(lambda g, out, x, lo, hi: g * clip_mask_p(x, lo=lo, hi=hi),), jvp=ELEMENTWISE)
 maximum_p = Primitive("maximum", np.maximum,
-                      vjp=(lambda g, out, x, y: g * _share(x._data, y._data, np.greater),
-                           lambda g, out, x, y: g * _share(y._data, x._data, np.greater)),
+                      vjp=(lambda g, out, x, y: g * share_p(x, y, wins=np.greater),
+                           lambda g, out, x, y: g * share_p(y, x, wins=np.greater)),
                       jvp=ELEMENTWISE)
 minimum_p = Primitive("minimum", np.minimum,
-                      vjp=(lambda g, out, x, y: g * _share(x._data, y._data, np.less),
-                           lambda g, out, x, y: g * _share(y._data, x._data, np.less)),
+                      vjp=(lambda g, out, x, y: g * share_p(x, y, wins=np.less),
+                           lambda g, out, x, y: g * share_p(y, x, wins=np.less)),
                       jvp=ELEMENTWISE)
-# cond is a parameter, never an input: it is not differentiated.
-_where = Primitive("where", lambda x, y, cond: np.where(cond, x, y),
-                   vjp=(lambda g, out, x, y, cond: g * _wrap(cond),
-                        lambda g, out, x, y, cond: g * _wrap(~cond)), jvp=ELEMENTWISE)
+# cond is an input that never requires grad (a bool Tensor), so it has no rule.
+where_p = Primitive("where", np.where,
+                    vjp=(None,
+                         lambda g, out, cond, x, y: where_p(cond, g, 0.0),
+                         lambda g, out, cond, x, y: where_p(cond, 0.0, g)), jvp=ELEMENTWISE)
 
-cast = Primitive("cast", lambda x, dtype: x.astype(dtype, copy=False),
-                 vjp=(lambda g, out, x, dtype: g,), jvp=LINEAR)  # the engine casts g back
-identity = Primitive("identity", lambda x: x, vjp=(lambda g, out, x: g,), jvp=LINEAR)
+cast_p = Primitive("cast", lambda x, dtype: x.astype(dtype, copy=False),
+                   vjp=(lambda g, out, x, dtype: g,), jvp=LINEAR)  # the engine casts g back
+identity_p = Primitive("identity", lambda x: x, vjp=(lambda g, out, x: g,), jvp=LINEAR)
+# Both cut the reverse-mode graph. detach also drops forward-mode tangents (as
+# torch.Tensor.detach); stop_gradient keeps them, for transforms that hand back a value
+# without its graph but inside an outer jvp.
+detach_p = _selector("detach", lambda x: x)
+stop_gradient_p = Primitive("stop_gradient", lambda x: x, jvp=(lambda t, out, x: t,),
+                            differentiable=False)
 
 # ====================================================================== reductions
 
@@ -116,64 +169,68 @@ def _expand(g: Tensor, shape: tuple[int, ...], axis: tuple[int, ...], keepdims: 
     """Undo a reduction's shape: put back the reduced axes, then broadcast along them."""
     if not keepdims and axis != tuple(range(len(axis))):
         # Reduced leading axes (a full reduction included) broadcast back by themselves.
-        g = g.reshape(keepdims_shape(shape, axis))
-    return g.broadcast_to(shape)
+        g = reshape_p(g, shape=keepdims_shape(shape, axis))
+    return broadcast_to_p(g, shape=shape)
 
 
-_sum = Primitive("sum", lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
-                 vjp=(lambda g, out, x, axis, keepdims: _expand(g, x.shape, axis, keepdims),),
-                 jvp=LINEAR)
+sum_p = Primitive("sum", lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
+                  vjp=(lambda g, out, x, axis, keepdims: _expand(g, x.shape, axis, keepdims),),
+                  jvp=LINEAR)
 
 
 def _extremum(name: str, reduce: Any) -> Primitive:
-    """max or min over axes. NOTE: ties share the gradient evenly (as torch.amax does)."""
-
-    def weights(out: Tensor, x: Tensor, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
-        best = out._data if keepdims else out._data.reshape(keepdims_shape(x.shape, axis))
-        hit = x._data == best
-        return (hit / hit.sum(axis=axis, keepdims=True)).astype(x.dtype, copy=False)
-
+    """max or min over axes; the gradient goes to the elements equal to the result."""
     return Primitive(
         name, lambda x, axis, keepdims: reduce(x, axis=axis, keepdims=keepdims),
-        vjp=(lambda g, out, x, axis, keepdims:
-             _expand(g, x.shape, axis, keepdims) * weights(out, x, axis, keepdims),),
+        vjp=(lambda g, out, x, axis, keepdims: _expand(g, x.shape, axis, keepdims)
+             * extremum_weights_p(x, out, axis=axis, keepdims=keepdims),),
         jvp=(lambda t, out, x, axis, keepdims:
-             (t * weights(out, x, axis, keepdims)).sum(axis, keepdims),))
+             sum_p(t * extremum_weights_p(x, out, axis=axis, keepdims=keepdims),
+                   axis=axis, keepdims=keepdims),))
 
 
-_amax = _extremum("max", np.max)
-_amin = _extremum("min", np.min)
+max_p = _extremum("max", np.max)
+min_p = _extremum("min", np.min)
 
 
 def _logsumexp_fwd(x: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    # Shift by the max so exp never overflows (inputs of +-1000 are fine).
-    m = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros(keepdims_shape(x.shape, axis), x.dtype)
-    m = np.where(np.isfinite(m), m, 0)
+    m = _finite_max(x, axis)  # shifted by the max, exp never overflows (+-1000 is fine)
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
 def _softmax_of(out: Tensor, x: Tensor, axis: tuple[int, ...], keepdims: bool) -> Tensor:
-    return (x - _expand(out, x.shape, axis, keepdims)).exp()
+    return exp_p(x - _expand(out, x.shape, axis, keepdims))
 
 
-_logsumexp = Primitive(
+logsumexp_p = Primitive(
     "logsumexp", _logsumexp_fwd,
     vjp=(lambda g, out, x, axis, keepdims:
          _expand(g, x.shape, axis, keepdims) * _softmax_of(out, x, axis, keepdims),),
-    jvp=(lambda t, out, x, axis, keepdims: (t * _softmax_of(out, x, axis, keepdims)).sum(axis, keepdims),))
+    jvp=(lambda t, out, x, axis, keepdims:
+         sum_p(t * _softmax_of(out, x, axis, keepdims), axis=axis, keepdims=keepdims),))
 
 # ====================================================================== shape
 
-_reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape),
-                     vjp=(lambda g, out, x, shape: g.reshape(x.shape),), jvp=LINEAR)
-_transpose = Primitive("transpose", lambda x, axes: np.transpose(x, axes),
-                       vjp=(lambda g, out, x, axes: g.transpose(tuple(np.argsort(axes))),),
-                       jvp=LINEAR)
+reshape_p = Primitive("reshape", lambda x, shape: np.reshape(x, shape),
+                      vjp=(lambda g, out, x, shape: reshape_p(g, shape=x.shape),), jvp=LINEAR)
+transpose_p = Primitive("transpose", lambda x, axes: np.transpose(x, axes),
+                        vjp=(lambda g, out, x, axes: transpose_p(g, axes=tuple(np.argsort(axes))),),
+                        jvp=LINEAR)
 # The adjoint of broadcasting is the engine's own sum_to: one function serves both.
-_broadcast_to = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                          vjp=(lambda g, out, x, shape: sum_to(g, x.shape),), jvp=LINEAR)
+broadcast_to_p = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
+                           vjp=(lambda g, out, x, shape: sum_to(g, x.shape),), jvp=LINEAR)
+
+
+def _flip(x: Tensor, axis: int) -> Tensor:
+    return getitem_p(x, index=(slice(None),) * axis + (slice(None, None, -1),), basic=True)
+
+
+# The adjoint of a running sum is the running sum taken from the other end.
+cumsum_p = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis),
+                     vjp=(lambda g, out, x, axis: _flip(cumsum_p(_flip(g, axis), axis=axis), axis),),
+                     jvp=LINEAR)
 
 
 def _scatter_fwd(g: np.ndarray, index: Any, shape: tuple[int, ...], basic: bool) -> np.ndarray:
@@ -185,24 +242,23 @@ def _scatter_fwd(g: np.ndarray, index: Any, shape: tuple[int, ...], basic: bool)
     return z
 
 
-_getitem = Primitive("getitem", lambda x, index, basic: x[index],
-                     vjp=(lambda g, out, x, index, basic: _scatter(g, index=index, shape=x.shape,
-                                                                   basic=basic),), jvp=LINEAR)
+getitem_p = Primitive("getitem", lambda x, index, basic: x[index],
+                      vjp=(lambda g, out, x, index, basic:
+                           scatter_add_p(g, index=index, shape=x.shape, basic=basic),), jvp=LINEAR)
 # getitem's adjoint: a zero tensor of the input's shape with g added at the index.
-_scatter = Primitive("scatter_add", _scatter_fwd,
-                     vjp=(lambda g, out, x, index, shape, basic: _getitem(g, index=index,
-                                                                          basic=basic),),
-                     jvp=LINEAR)
+scatter_add_p = Primitive("scatter_add", _scatter_fwd,
+                          vjp=(lambda g, out, x, index, shape, basic:
+                               getitem_p(g, index=index, basic=basic),), jvp=LINEAR)
 
 
 def _concat_vjp(i: int, g: Tensor, out: Tensor, *xs: Tensor, axis: int) -> Tensor:
     start = builtins.sum(x.shape[axis] for x in xs[:i])
     index = (slice(None),) * axis + (slice(start, start + xs[i].shape[axis]),)
-    return _getitem(g, index=index, basic=True)
+    return getitem_p(g, index=index, basic=True)
 
 
-_concatenate = Variadic("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
-                        vjp=(_concat_vjp,), jvp=LINEAR)
+concatenate_p = Variadic("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
+                         vjp=(_concat_vjp,), jvp=LINEAR)
 
 # ====================================================================== matmul
 
@@ -210,22 +266,22 @@ _concatenate = Variadic("concatenate", lambda *xs, axis: np.concatenate(xs, axis
 def _mT(x: Tensor) -> Tensor:
     """Swap the last two axes."""
     n = x.ndim
-    return _transpose(x, axes=tuple(range(n - 2)) + (n - 1, n - 2))
+    return transpose_p(x, axes=tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def _matmul_gx(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
     if y.ndim == 1:
-        return g * y if x.ndim == 1 else g.unsqueeze(-1) * y         # outer product
+        return g * y if x.ndim == 1 else unsqueeze(g, -1) * y         # outer product
     if x.ndim == 1:
-        return (g.unsqueeze(-2) @ _mT(y)).squeeze(-2)
+        return squeeze(unsqueeze(g, -2) @ _mT(y), -2)
     return g @ _mT(y)
 
 
 def _matmul_gy(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
     if x.ndim == 1:
-        return g * x if y.ndim == 1 else x.unsqueeze(-1) * g.unsqueeze(-2)
+        return g * x if y.ndim == 1 else unsqueeze(x, -1) * unsqueeze(g, -2)
     if y.ndim == 1:
-        return (_mT(x) @ g.unsqueeze(-1)).squeeze(-1)
+        return squeeze(_mT(x) @ unsqueeze(g, -1), -1)
     return _mT(x) @ g
 
 
@@ -241,63 +297,53 @@ def _matmul_fwd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 # matmul is bilinear, so its JVP is the product with each tangent in turn.
-_matmul = Primitive("matmul", _matmul_fwd, vjp=(_matmul_gx, _matmul_gy),
-                    jvp=(lambda t, out, x, y: t @ y, lambda t, out, x, y: x @ t))
+matmul_p = Primitive("matmul", _matmul_fwd, vjp=(_matmul_gx, _matmul_gy),
+                     jvp=(lambda t, out, x, y: t @ y, lambda t, out, x, y: x @ t))
 
 # ====================================================================== the public functions
-# Thin wrappers: they check and normalise parameters, then call a primitive or compose.
 
-
-def matmul(x: Any, y: Any) -> Tensor:
-    """Matrix product with ``numpy.matmul`` semantics (1-D, 2-D, batched with broadcasting).
-
-    >>> import duograd as dg
-    >>> (dg.ones((2, 3)) @ dg.ones(3)).numpy()
-    array([3., 3.])
-    """
-    return _matmul(x, y)
-
-
-def maximum(x: Any, y: Any) -> Tensor:
-    """Elementwise maximum; on a tie each side gets half the gradient.
-
-    >>> import duograd as dg
-    >>> dg.maximum(dg.tensor([1.0, 5.0]), 3.0).numpy()
-    array([3., 5.])
-    """
-    return maximum_p(x, y)
-
-
-def minimum(x: Any, y: Any) -> Tensor:
-    """Elementwise minimum; on a tie each side gets half the gradient.
-
-    >>> import duograd as dg
-    >>> dg.minimum(dg.tensor([1.0, 5.0]), 3.0).numpy()
-    array([1., 3.])
-    """
-    return minimum_p(x, y)
+add, sub, mul, div, power, neg = add_p, sub_p, mul_p, div_p, pow_p, neg_p
+exp, log, sqrt, tanh, sigmoid, softplus, sin, cos = exp_p, log_p, sqrt_p, tanh_p, sigmoid_p, softplus_p, sin_p, cos_p
+relu, absolute, maximum, minimum, matmul = relu_p, abs_p, maximum_p, minimum_p, matmul_p
+greater, greater_equal, less, less_equal, equal, not_equal = (
+    greater_p, greater_equal_p, less_p, less_equal_p, equal_p, not_equal_p)
+sign, detach, stop_gradient, identity = sign_p, detach_p, stop_gradient_p, identity_p
 
 
 def where(cond: Any, x: Any, y: Any) -> Tensor:
     """``x`` where ``cond`` holds, else ``y``; ``cond`` (a bool array or a Tensor read as
-    bool) is never differentiated.
+    bool, nonzero meaning True) is never differentiated.
 
     >>> import duograd as dg
     >>> dg.where(np.array([True, False]), dg.tensor([1.0, 2.0]), 0.0).numpy()
     array([1., 0.])
     """
-    c = np.asarray(cond._data if isinstance(cond, Tensor) else cond).astype(bool)
-    return _where(x, y, cond=c)
+    if isinstance(cond, Tensor):
+        c = cond if cond.dtype == np.bool_ else not_equal_p(cond, 0)
+    else:
+        c = _wrap(np.asarray(cond).astype(bool))
+    return where_p(c, x, y)
+
+
+def astype(x: Tensor, dtype: Any) -> Tensor:
+    """A differentiable cast (the gradient is cast back to ``x``'s dtype)."""
+    return cast_p(x, dtype=np.dtype(dtype))
 
 
 def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
     if lo is None and hi is None:
         raise ValueError("clip: give lo, hi or both")
-    return _clip(x, lo=lo, hi=hi)
+    return clip_p(x, lo=lo, hi=hi)
+
+
+def _one_axis(x: Tensor, axis: Any, op: str) -> int:
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"{op}: axis must be one int, got {axis!r}")
+    return normalize_axes(axis, x.ndim, op, x.shape)[0]
 
 
 def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    return _sum(x, axis=normalize_axes(axis, x.ndim, "sum", x.shape), keepdims=keepdims)
+    return sum_p(x, axis=normalize_axes(axis, x.ndim, "sum", x.shape), keepdims=keepdims)
 
 
 def _count(x: Tensor, axis: tuple[int, ...]) -> int:
@@ -306,46 +352,74 @@ def _count(x: Tensor, axis: tuple[int, ...]) -> int:
 
 def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
     axes = normalize_axes(axis, x.ndim, "mean", x.shape)
-    return _sum(x, axis=axes, keepdims=keepdims) / _count(x, axes)
+    return sum_p(x, axis=axes, keepdims=keepdims) / _count(x, axes)
 
 
 def var(x: Tensor, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
     axes = normalize_axes(axis, x.ndim, "var", x.shape)
-    d = x - _sum(x, axis=axes, keepdims=True) / _count(x, axes)
-    return _sum(d * d, axis=axes, keepdims=keepdims) / (_count(x, axes) - ddof)
+    d = x - sum_p(x, axis=axes, keepdims=True) / _count(x, axes)
+    return sum_p(d * d, axis=axes, keepdims=keepdims) / (_count(x, axes) - ddof)
 
 
 def amax(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return _amax(x, axis=normalize_axes(axis, x.ndim, "max", x.shape), keepdims=keepdims)
+    return max_p(x, axis=normalize_axes(axis, x.ndim, "max", x.shape), keepdims=keepdims)
 
 
 def amin(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return _amin(x, axis=normalize_axes(axis, x.ndim, "min", x.shape), keepdims=keepdims)
+    return min_p(x, axis=normalize_axes(axis, x.ndim, "min", x.shape), keepdims=keepdims)
+
+
+def argmax(x: Tensor, axis: Any = None) -> Tensor:
+    """Index of the largest value (over the flattened tensor when ``axis`` is None), int64."""
+    return argmax_p(x, axis=None if axis is None else _one_axis(x, axis, "argmax"))
+
+
+def argmin(x: Tensor, axis: Any = None) -> Tensor:
+    """Index of the smallest value (over the flattened tensor when ``axis`` is None), int64."""
+    return argmin_p(x, axis=None if axis is None else _one_axis(x, axis, "argmin"))
 
 
 def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return _logsumexp(x, axis=normalize_axes(axis, x.ndim, "logsumexp", x.shape), keepdims=keepdims)
+    return logsumexp_p(x, axis=normalize_axes(axis, x.ndim, "logsumexp", x.shape), keepdims=keepdims)
+
+
+def cumsum(x: Tensor, axis: int) -> Tensor:
+    """Running sum along ``axis``, as ``numpy.cumsum``."""
+    return cumsum_p(x, axis=_one_axis(x, axis, "cumsum"))
 
 
 def _log_softmax(x: Tensor, axes: tuple[int, ...]) -> Tensor:
-    # Shift by the row max first, held constant (softmax does not depend on it): the
-    # result (x - m) - log(sum(exp(x - m))) keeps every bit even for logits of +-1000,
-    # where x - logsumexp(x) would lose them in rounding m + log(...).
-    m = np.max(x._data, axis=axes, keepdims=True) if x.size else 0.0
-    s = x - np.where(np.isfinite(m), m, 0)
-    return s - _logsumexp(s, axis=axes, keepdims=True)
+    # Shift by the row max first, held constant: the result (x - m) - log(sum(exp(x - m)))
+    # keeps every bit even for logits of +-1000, where x - logsumexp(x) would lose them in
+    # rounding m + log(...).
+    s = x - row_max_p(x, axis=axes)
+    return s - logsumexp_p(s, axis=axes, keepdims=True)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
+def log_softmax(x: Any, axis: int = -1) -> Tensor:
+    """``log(softmax(x))`` along ``axis``, stable for any finite input.
+
+    >>> import duograd as dg
+    >>> dg.tensor([1000.0, 0.0]).log_softmax().numpy()
+    array([    0., -1000.])
+    """
+    x = _lift_all("log_softmax", (x,))[0]
     return _log_softmax(x, normalize_axes(axis, x.ndim, "log_softmax", x.shape))
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    return _log_softmax(x, normalize_axes(axis, x.ndim, "softmax", x.shape)).exp()
+def softmax(x: Any, axis: int = -1) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``axis``, as ``exp(log_softmax(x))``.
+
+    >>> import duograd as dg
+    >>> dg.tensor([0.0, 0.0]).softmax().numpy()
+    array([0.5, 0.5])
+    """
+    x = _lift_all("softmax", (x,))[0]
+    return exp_p(_log_softmax(x, normalize_axes(axis, x.ndim, "softmax", x.shape)))
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
-    return _reshape(x, shape=_shape_of(shape))
+    return reshape_p(x, shape=_shape_of(shape))
 
 
 def transpose(x: Tensor, *axes: Any) -> Tensor:
@@ -358,22 +432,22 @@ def transpose(x: Tensor, *axes: Any) -> Tensor:
             raise ValueError(f"transpose: axes {axes} are not a permutation of the "
                              f"{x.ndim} axes of a tensor of shape {x.shape}")
         axes = tuple(a % x.ndim for a in axes)
-    return _transpose(x, axes=axes)
+    return transpose_p(x, axes=axes)
 
 
 def broadcast_to(x: Tensor, shape: Iterable[int]) -> Tensor:
-    return _broadcast_to(x, shape=tuple(int(n) for n in shape))
+    return broadcast_to_p(x, shape=tuple(int(n) for n in shape))
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
     if axis is None:
-        return _reshape(x, shape=tuple(n for n in x.shape if n != 1))
+        return reshape_p(x, shape=tuple(n for n in x.shape if n != 1))
     axes = normalize_axes(axis, x.ndim, "squeeze", x.shape)
     bad = [a for a in axes if x.shape[a] != 1]
     if bad:
         raise ValueError(f"squeeze: axis {bad[0]} of a tensor of shape {x.shape} has size "
                          f"{x.shape[bad[0]]}, not 1")
-    return _reshape(x, shape=tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    return reshape_p(x, shape=tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
 def unsqueeze(x: Tensor, axis: int) -> Tensor:
@@ -382,10 +456,12 @@ def unsqueeze(x: Tensor, axis: int) -> Tensor:
         raise ValueError(f"unsqueeze: axis {axis} is out of range for a result of {nd} "
                          f"dimensions (input shape {x.shape})")
     axis %= nd
-    return _reshape(x, shape=x.shape[:axis] + (1,) + x.shape[axis:])
+    return reshape_p(x, shape=x.shape[:axis] + (1,) + x.shape[axis:])
 
 
 def _index_part(i: Any) -> Any:
+    # NOTE: a Tensor used as an index is read as values, as NumPy and PyTorch do: the
+    # selection is fixed when the index is built, so it is a parameter, not an input.
     if isinstance(i, Tensor):
         i = i._data
         if i.dtype.kind == "f":
@@ -410,7 +486,7 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         for i in parts:
             expanded.extend(np.nonzero(i) if isinstance(i, np.ndarray) and i.dtype == bool else (i,))
         parts = tuple(expanded)
-    return _getitem(x, index=parts, basic=basic)
+    return getitem_p(x, index=parts, basic=basic)
 
 
 def concatenate(ts: Sequence[Any], axis: int = 0) -> Tensor:
@@ -423,13 +499,9 @@ def concatenate(ts: Sequence[Any], axis: int = 0) -> Tensor:
     ts = _lift_all("concatenate", tuple(ts))
     if not ts:
         raise ValueError("concatenate: need at least one tensor")
-    nd = ts[0].ndim
-    if nd == 0:
+    if ts[0].ndim == 0:
         raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"concatenate: axis must be one int, got {axis!r}")
-    axis = normalize_axes(axis, nd, "concatenate", ts[0].shape)[0]
-    return _concatenate(*ts, axis=axis)
+    return concatenate_p(*ts, axis=_one_axis(ts[0], axis, "concatenate"))
 
 
 def stack(ts: Sequence[Any], axis: int = 0) -> Tensor:
@@ -449,3 +521,4 @@ def stack(ts: Sequence[Any], axis: int = 0) -> Tensor:
         raise ValueError(f"stack: axis {axis} is out of range for a result of {ts[0].ndim + 1} "
                          f"dimensions (input shape {ts[0].shape})")
     return concatenate([unsqueeze(t, axis) for t in ts], axis=axis if axis >= 0 else axis + ts[0].ndim + 1)
+

@@ -1,25 +1,39 @@
 """``Tensor``: a NumPy array, its gradient, and the node of the graph that made it.
 
-The class holds state and one-line methods; every operation lives in ``ops.py``
-(the table of primitives and the compositions built from them).
+This module holds the state and nothing that computes: the class, its one
+constructor (``_wrap``), the conversion of operands, and the creation functions. It
+imports nothing else from duograd. The operators and methods (``+``, ``exp``,
+``sum``, ``backward``, ...) call the primitives of ``ops.py`` and are bound onto the
+class by ``methods.py``, the way JAX binds its array methods, so the reading order
+``shapes -> tensor -> autograd -> ops -> methods`` has no back-references.
+
+How a Tensor is made, one way for each purpose:
+
+- ``tensor(data)`` / ``Tensor(data)``: a new leaf that owns a copy of ``data``;
+  ``from_numpy(array)`` shares the array instead.
+- ``_wrap(array)``: the engine's constructor, the only place a Tensor's fields are set.
+- ``_as_tensor(x)`` / ``_lift_all(op, xs)``: operands as Tensors (a Tensor passes
+  through, a number or array becomes a graph-less constant).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
 _new = object.__new__
+_ndarray = np.ndarray
 _FLOATS = (np.float16, np.float32, np.float64)
 
 
-def _as_array(data: Any, dtype: Any = None, op: str = "tensor") -> np.ndarray:
-    """NumPy's view of ``data``: floats keep their dtype, everything else becomes float64."""
+def _as_array(data: Any, dtype: Any = None, op: str = "tensor", copy: bool = False) -> np.ndarray:
+    """NumPy's view of ``data``: floats keep their dtype, everything else becomes float64.
+    With ``copy`` the result never shares memory with ``data``."""
     if isinstance(data, Tensor):
         data = data._data
     try:
-        arr = np.asarray(data, dtype=dtype)
+        arr = np.array(data, dtype=dtype) if copy else np.asarray(data, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{op}: cannot make a tensor from {type(data).__name__} ({e}); "
                         "expected numbers, nested lists of numbers or a NumPy array") from None
@@ -31,78 +45,23 @@ def _as_array(data: Any, dtype: Any = None, op: str = "tensor") -> np.ndarray:
     return arr
 
 
-def _wrap(data: np.ndarray) -> "Tensor":
-    """A new graph-less Tensor around ``data`` (the engine's fast constructor)."""
+def _wrap(data: np.ndarray, requires_grad: bool = False) -> "Tensor":
+    """A new Tensor around ``data`` (not copied) with no history: the one place where a
+    Tensor's fields are set. ``autograd.Primitive`` records a node by filling ``_op``,
+    ``_inputs`` and ``_kw`` afterwards; ``autograd.set_tangent`` owns ``_tangent``."""
     t = _new(Tensor)
-    t._data = data if type(data) is np.ndarray else np.asarray(data)
+    t._data = data if type(data) is _ndarray else np.asarray(data)
     t.grad = None
-    t.requires_grad = False
-    t._op = None
-    t._inputs = None
-    t._kw = None
-    t._tangent = None
+    t.requires_grad = requires_grad
+    t._op = t._inputs = t._kw = t._tangent = None
     return t
-
-
-_CONSTANTS: dict = {}
-
-
-def _constant(a: float, dtype: np.dtype) -> "Tensor":
-    """A shared 0-d constant Tensor for a Python number (they recur: 1 - x, x * 0.5).
-
-    Safe to share: a constant never requires grad, never gets a tangent and is never
-    written to. Zero is not cached, so -0.0 keeps its sign."""
-    key = (a, dtype)
-    t = _CONSTANTS.get(key)
-    if t is None:
-        t = _wrap(np.array(a, dtype=dtype))
-        if a and a == a:
-            if len(_CONSTANTS) > 4096:
-                _CONSTANTS.clear()
-            _CONSTANTS[key] = t
-    return t
-
-
-def _as_tensor(x: Any) -> "Tensor":
-    """``x`` itself if it is a Tensor, else a new leaf Tensor of it."""
-    return x if isinstance(x, Tensor) else Tensor(x)
-
-
-def _zeros_like(x: "Tensor") -> "Tensor":
-    return _wrap(np.zeros_like(x._data))
-
-
-def _lift_all(op: str, args: tuple) -> tuple["Tensor", ...]:
-    """Operands of ``op`` as Tensors. Numbers and non-float arrays take the dtype of the
-    first Tensor operand (so a float32 tensor times 2 stays float32); float arrays
-    keep their own dtype, as in NumPy."""
-    dtype = np.float64
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype = a._data.dtype
-            break
-    return tuple([a if isinstance(a, Tensor) else _lift(op, a, dtype) for a in args])
-
-
-def _lift(op: str, a: Any, dtype: np.dtype) -> "Tensor":
-    if type(a) is float or type(a) is int:
-        return _constant(a, dtype)
-    if isinstance(a, (int, float, np.number, np.bool_)) and not isinstance(a, (complex, np.complexfloating)):
-        return _wrap(np.array(a, dtype=dtype))
-    if isinstance(a, (np.ndarray, list, tuple)):
-        arr = np.asarray(a)
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"{op}: unsupported operand of dtype {arr.dtype}; expected a "
-                            "Tensor, a number or a NumPy array of numbers")
-        # Float arrays keep their dtype; a bool mask stays bool (NumPy's product with it
-        # keeps the other operand's dtype, and converting it first would cost a pass).
-        return _wrap(arr if arr.dtype.kind in "fb" else arr.astype(dtype))
-    raise TypeError(f"{op}: unsupported operand type {type(a).__name__}; expected a "
-                    "Tensor, a number or a NumPy array")
 
 
 class Tensor:
     """An n-dimensional array that records the operations applied to it.
+
+    ``Tensor(data, requires_grad=False, dtype=None)`` is the same as ``dg.tensor``: a
+    new leaf holding a copy of ``data``.
 
     >>> import duograd as dg
     >>> x = dg.tensor([[1.0, 2.0]], requires_grad=True)
@@ -114,22 +73,19 @@ class Tensor:
 
     __slots__ = ("_data", "grad", "requires_grad", "_op", "_inputs", "_kw", "_tangent",
                  "__weakref__")
+    # Comparisons are elementwise (methods.py), so identity hashing is kept explicitly:
+    # the engine keys its dicts and sets by Tensor.
+    __hash__ = object.__hash__
     __array_ufunc__ = None  # numpy_array * tensor defers to Tensor.__rmul__
 
-    def __init__(self, data: Any, requires_grad: bool = False, dtype: Any = None) -> None:
-        self._data = _as_array(data, dtype)
-        self.grad: Tensor | None = None
-        self.requires_grad = bool(requires_grad)
-        self._op = None
-        self._inputs = None
-        self._kw = None
-        self._tangent = None
+    def __new__(cls, data: Any, requires_grad: bool = False, dtype: Any = None) -> "Tensor":
+        return _wrap(_as_array(data, dtype, copy=True), bool(requires_grad))
 
     # ------------------------------------------------------------ state
     @property
     def data(self) -> np.ndarray:
-        """The values, a NumPy array. Assigning one of the same shape updates them in place
-        of the old array (how optimizers update parameters)."""
+        """The values, a NumPy array. Assigning one of the same shape replaces them (how
+        optimizers update parameters)."""
         return self._data
 
     @data.setter
@@ -165,10 +121,14 @@ class Tensor:
         return self._data
 
     def item(self) -> float:
-        """The single value of a one-element tensor, as a Python float."""
+        """The single value of a one-element tensor, as a Python number."""
         if self._data.size != 1:
             raise ValueError(f"item: only a one-element tensor has an item; this one has shape {self.shape}")
         return self._data.item()
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists (a number for a 0-d tensor)."""
+        return self._data.tolist()
 
     def __float__(self) -> float:
         return float(self.item())
@@ -184,15 +144,8 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return len(self._data)
 
-    def detach(self) -> "Tensor":
-        """The same values with no history and no tangents."""
-        return _wrap(self._data)
-
-    def astype(self, dtype: Any) -> "Tensor":
-        """A differentiable cast (the gradient is cast back)."""
-        return ops.cast(self, dtype=np.dtype(dtype))
-
     def requires_grad_(self, flag: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place and return the tensor."""
         self.requires_grad = bool(flag)
         return self
 
@@ -203,77 +156,87 @@ class Tensor:
             extra += f", dtype={self._data.dtype}"
         return f"tensor({body}{extra})"
 
-    def backward(self, gradient: Any = None, retain_graph: bool = False,
-                 create_graph: bool = False) -> None:
-        """Accumulate d(self)/d(leaf) into ``.grad`` of every leaf that requires grad."""
-        autograd.backward(self, gradient, retain_graph, create_graph)
 
-    # ------------------------------------------------------------ arithmetic
-    def __add__(self, other): return ops.add(self, other)
-    def __radd__(self, other): return ops.add(other, self)
-    def __sub__(self, other): return ops.sub(self, other)
-    def __rsub__(self, other): return ops.sub(other, self)
-    def __mul__(self, other): return ops.mul(self, other)
-    def __rmul__(self, other): return ops.mul(other, self)
-    def __truediv__(self, other): return ops.div(self, other)
-    def __rtruediv__(self, other): return ops.div(other, self)
-    def __pow__(self, other): return ops.power(self, other)
-    def __rpow__(self, other): return ops.power(other, self)
-    def __matmul__(self, other): return ops.matmul(self, other)
-    def __rmatmul__(self, other): return ops.matmul(other, self)
-    def __neg__(self): return ops.neg(self)
-    def __abs__(self): return ops.absolute(self)
-    def abs(self) -> "Tensor": return ops.absolute(self)
+# ---------------------------------------------------------------- operands
 
-    # ------------------------------------------------------------ elementwise
-    def exp(self) -> "Tensor": return ops.exp(self)
-    def log(self) -> "Tensor": return ops.log(self)
-    def sqrt(self) -> "Tensor": return ops.sqrt(self)
-    def tanh(self) -> "Tensor": return ops.tanh(self)
-    def sigmoid(self) -> "Tensor": return ops.sigmoid(self)
-    def relu(self) -> "Tensor": return ops.relu(self)
-    def sin(self) -> "Tensor": return ops.sin(self)
-    def cos(self) -> "Tensor": return ops.cos(self)
-    def clip(self, lo: float | None = None, hi: float | None = None) -> "Tensor":
-        return ops.clip(self, lo, hi)
-
-    # ------------------------------------------------------------ reductions
-    def sum(self, axis=None, keepdims: bool = False) -> "Tensor": return ops.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims: bool = False) -> "Tensor": return ops.mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims: bool = False) -> "Tensor": return ops.amax(self, axis, keepdims)
-    def min(self, axis=None, keepdims: bool = False) -> "Tensor": return ops.amin(self, axis, keepdims)
-    def var(self, axis=None, keepdims: bool = False, ddof: int = 0) -> "Tensor":
-        return ops.var(self, axis, keepdims, ddof)
-    def logsumexp(self, axis=None, keepdims: bool = False) -> "Tensor":
-        return ops.logsumexp(self, axis, keepdims)
-    def softmax(self, axis: int = -1) -> "Tensor": return ops.softmax(self, axis)
-    def log_softmax(self, axis: int = -1) -> "Tensor": return ops.log_softmax(self, axis)
-
-    # ------------------------------------------------------------ shape
-    def reshape(self, *shape) -> "Tensor": return ops.reshape(self, *shape)
-    def transpose(self, *axes) -> "Tensor": return ops.transpose(self, *axes)
-    @property
-    def T(self) -> "Tensor": return ops.transpose(self)
-    def broadcast_to(self, shape: Iterable[int]) -> "Tensor": return ops.broadcast_to(self, shape)
-    def squeeze(self, axis=None) -> "Tensor": return ops.squeeze(self, axis)
-    def unsqueeze(self, axis: int) -> "Tensor": return ops.unsqueeze(self, axis)
-    def flatten(self) -> "Tensor": return ops.reshape(self, -1)
-    def __getitem__(self, index) -> "Tensor": return ops.getitem(self, index)
+_CONSTANTS: dict = {}
 
 
+def _as_tensor(x: Any, dtype: Any = np.float64, op: str = "tensor") -> Tensor:
+    """``x`` itself if it is a Tensor, else a graph-less constant of it.
+
+    A Python number takes ``dtype`` (so a float32 tensor times 2 stays float32) and is
+    shared between calls (they recur: 1 - x, x * 0.5); that is safe because a constant
+    never requires grad, never gets a tangent and is never written to. Zero is not
+    shared, so -0.0 keeps its sign. Float arrays keep their dtype, as in NumPy, and a
+    bool mask stays bool (NumPy's product with it keeps the other operand's dtype)."""
+    if isinstance(x, Tensor):
+        return x
+    if type(x) is float or type(x) is int:
+        key = (x, dtype)
+        t = _CONSTANTS.get(key)
+        if t is None:
+            t = _wrap(np.array(x, dtype=dtype))
+            if x and x == x:
+                if len(_CONSTANTS) > 4096:
+                    _CONSTANTS.clear()
+                _CONSTANTS[key] = t
+        return t
+    if isinstance(x, (int, float, np.number, np.bool_)) and not isinstance(x, (complex, np.complexfloating)):
+        return _wrap(np.array(x, dtype=dtype))
+    if isinstance(x, (np.ndarray, list, tuple)):
+        arr = np.asarray(x)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"{op}: unsupported operand of dtype {arr.dtype}; expected a "
+                            "Tensor, a number or a NumPy array of numbers")
+        return _wrap(arr if arr.dtype.kind in "fb" else arr.astype(dtype))
+    raise TypeError(f"{op}: unsupported operand type {type(x).__name__}; expected a "
+                    "Tensor, a number or a NumPy array")
+
+
+def _lift_all(op: str, args: tuple) -> tuple[Tensor, ...]:
+    """Operands of ``op`` as Tensors; numbers take the dtype of the first float Tensor."""
+    dtype = np.float64
+    for a in args:
+        if isinstance(a, Tensor) and a._data.dtype.kind == "f":
+            dtype = a._data.dtype
+            break
+    return tuple([_as_tensor(a, dtype, op) for a in args])
 
 
 # ---------------------------------------------------------------- creation
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    """A new leaf Tensor. Numbers, lists and integer arrays become float64; a float32
-    array stays float32 unless ``dtype`` says otherwise.
+    """A new leaf Tensor holding a copy of ``data`` (changing ``data`` afterwards never
+    changes it). Numbers, lists and integer arrays become float64; a float32 array
+    stays float32 unless ``dtype`` says otherwise.
 
     >>> import duograd as dg
-    >>> dg.tensor([1, 2]).dtype
-    dtype('float64')
+    >>> a = np.array([1.0, 2.0])
+    >>> t = dg.tensor(a)
+    >>> a[0] = 99.0
+    >>> t.numpy(), dg.tensor([1, 2]).dtype
+    (array([1., 2.]), dtype('float64'))
     """
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray, requires_grad: bool = False) -> Tensor:
+    """A leaf Tensor sharing memory with a float ``array``, as ``torch.from_numpy``:
+    changes to either are seen by the other (an optimizer step included).
+
+    >>> import duograd as dg
+    >>> a = np.zeros(2)
+    >>> t = dg.from_numpy(a)
+    >>> a[0] = 5.0
+    >>> t.numpy()
+    array([5., 0.])
+    """
+    if not isinstance(array, np.ndarray) or array.dtype.type not in _FLOATS:
+        kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
+        raise TypeError(f"from_numpy: expected a float NumPy array, got {kind}; "
+                        "use dg.tensor to convert (it copies)")
+    return _wrap(array, bool(requires_grad))
 
 
 def _shape_of(shape: tuple) -> tuple[int, ...]:
@@ -292,7 +255,7 @@ def zeros(*shape: Any, requires_grad: bool = False, dtype: Any = np.float64) -> 
     >>> dg.zeros((2, 3)).shape
     (2, 3)
     """
-    return Tensor(np.zeros(_shape_of(shape), dtype=dtype), requires_grad=requires_grad)
+    return _wrap(np.zeros(_shape_of(shape), dtype=dtype), bool(requires_grad))
 
 
 def ones(*shape: Any, requires_grad: bool = False, dtype: Any = np.float64) -> Tensor:
@@ -302,11 +265,58 @@ def ones(*shape: Any, requires_grad: bool = False, dtype: Any = np.float64) -> T
     >>> float(dg.ones(3).sum())
     3.0
     """
-    return Tensor(np.ones(_shape_of(shape), dtype=dtype), requires_grad=requires_grad)
+    return _wrap(np.ones(_shape_of(shape), dtype=dtype), bool(requires_grad))
+
+
+def zeros_like(t: Any, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``t``'s shape and dtype.
+
+    >>> import duograd as dg
+    >>> dg.zeros_like(dg.ones(2, dtype=np.float32)).dtype
+    dtype('float32')
+    """
+    return _wrap(np.zeros_like(_as_tensor(t)._data), bool(requires_grad))
+
+
+def ones_like(t: Any, requires_grad: bool = False) -> Tensor:
+    """Ones of ``t``'s shape and dtype.
+
+    >>> import duograd as dg
+    >>> dg.ones_like(dg.zeros(2)).numpy()
+    array([1., 1.])
+    """
+    return _wrap(np.ones_like(_as_tensor(t)._data), bool(requires_grad))
+
+
+def arange(start: float, stop: float | None = None, step: float = 1,
+           requires_grad: bool = False) -> Tensor:
+    """Evenly spaced values in [start, stop), float64 (``numpy.arange``).
+
+    >>> import duograd as dg
+    >>> dg.arange(3).numpy()
+    array([0., 1., 2.])
+    """
+    data = np.arange(start, step=step, dtype=np.float64) if stop is None else \
+        np.arange(start, stop, step, dtype=np.float64)
+    return _wrap(data, bool(requires_grad))
+
+
+def linspace(start: float, stop: float, num: int, requires_grad: bool = False) -> Tensor:
+    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive, float64.
+
+    >>> import duograd as dg
+    >>> dg.linspace(0, 1, 3).numpy()
+    array([0. , 0.5, 1. ])
+    """
+    return _wrap(np.linspace(start, stop, num, dtype=np.float64), bool(requires_grad))
 
 
 def as_rng(rng: Any = None) -> np.random.Generator:
-    """A ``numpy.random.Generator`` from a Generator, an int seed or None."""
+    """A ``numpy.random.Generator`` from a Generator, an int seed or None.
+
+    >>> bool(as_rng(0).integers(10) == as_rng(0).integers(10))
+    True
+    """
     if isinstance(rng, np.random.Generator):
         return rng
     if rng is None or isinstance(rng, (int, np.integer)):
@@ -321,7 +331,5 @@ def randn(*shape: Any, rng: Any = None, requires_grad: bool = False) -> Tensor:
     >>> dg.randn(2, 3, rng=0).shape
     (2, 3)
     """
-    return Tensor(as_rng(rng).standard_normal(_shape_of(shape)), requires_grad=requires_grad)
+    return _wrap(as_rng(rng).standard_normal(_shape_of(shape)), bool(requires_grad))
 
-
-from . import autograd, ops  # noqa: E402  (the methods above call into these)

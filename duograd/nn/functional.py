@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops import log_softmax, softmax
 from ..tensor import Tensor, _as_tensor
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss"]
@@ -36,43 +37,6 @@ def _reduce(x: Tensor, reduction: str, fn: str) -> Tensor:
 def _check_reduction(reduction: str, fn: str) -> None:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{fn}: reduction must be 'mean' or 'sum', got {reduction!r}")
-
-
-def _row_max(x: Tensor, axis: int) -> np.ndarray:
-    # NOTE: the shift is detached, as in JAX's log_softmax. Softmax does not change when
-    # a constant is subtracted, so the exact derivative through the max is zero at any
-    # order; leaving it in the graph would only add the round-off of sum(p - y) to the
-    # gradient at each row's argmax (about 5e-16 instead of 1e-16 in the identity check).
-    return x.data.max(axis=axis, keepdims=True)  # a constant array: no graph node at all
-
-
-def log_softmax(x: Any, axis: int = -1) -> Tensor:
-    """``log(softmax(x))`` along ``axis``, stable for any finite input.
-
-    Subtracting the row maximum first means ``exp`` never overflows and the sum is
-    at least 1, so the log never sees 0 (logits of +-1000 are fine).
-
-    >>> import duograd as dg
-    >>> from duograd.nn import functional as F
-    >>> F.log_softmax(dg.tensor([1000.0, 0.0])).numpy()
-    array([    0., -1000.])
-    """
-    x = _as_tensor(x)
-    shift = x - _row_max(x, axis)
-    return shift - shift.exp().sum(axis=axis, keepdims=True).log()
-
-
-def softmax(x: Any, axis: int = -1) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``axis``, computed from the max-shifted ``x``.
-
-    >>> import duograd as dg
-    >>> from duograd.nn import functional as F
-    >>> F.softmax(dg.tensor([0.0, 0.0])).numpy()
-    array([0.5, 0.5])
-    """
-    x = _as_tensor(x)
-    e = (x - _row_max(x, axis)).exp()
-    return e / e.sum(axis=axis, keepdims=True)
 
 
 def _class_indices(targets: Any, n: int, c: int) -> np.ndarray:

@@ -1,0 +1,119 @@
+"""The Tensor's operators and methods, bound onto the class.
+
+Each is one line that calls a function or primitive of ``ops.py`` (or ``autograd``).
+They live here, not in ``tensor.py``, so that the class can be defined before the
+primitives that make Tensors (JAX binds its array methods the same way); the class
+body below is copied onto ``Tensor`` when duograd is imported.
+
+Comparisons are elementwise and give bool Tensors without history, as in NumPy and
+PyTorch; ``==`` included, so Tensors hash by identity (``Tensor.__hash__``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+
+from . import autograd, ops
+from .tensor import Tensor
+
+_OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
+
+
+def _comparable(other: Any) -> bool:
+    """Whether ``==`` with ``other`` is elementwise; anything else (None, a string) falls
+    back to identity, as Python does when both sides decline."""
+    return isinstance(other, _OPERANDS)
+
+
+class _Methods:
+    # ------------------------------------------------------------ arithmetic
+    def __add__(self, other): return ops.add_p(self, other)
+    def __radd__(self, other): return ops.add_p(other, self)
+    def __sub__(self, other): return ops.sub_p(self, other)
+    def __rsub__(self, other): return ops.sub_p(other, self)
+    def __mul__(self, other): return ops.mul_p(self, other)
+    def __rmul__(self, other): return ops.mul_p(other, self)
+    def __truediv__(self, other): return ops.div_p(self, other)
+    def __rtruediv__(self, other): return ops.div_p(other, self)
+    def __pow__(self, other): return ops.pow_p(self, other)
+    def __rpow__(self, other): return ops.pow_p(other, self)
+    def __matmul__(self, other): return ops.matmul_p(self, other)
+    def __rmatmul__(self, other): return ops.matmul_p(other, self)
+    def __neg__(self): return ops.neg_p(self)
+    def __abs__(self): return ops.abs_p(self)
+    def abs(self) -> Tensor: return ops.abs_p(self)
+
+    # ------------------------------------------------------------ comparisons
+    def __lt__(self, other): return ops.less_p(self, other)
+    def __le__(self, other): return ops.less_equal_p(self, other)
+    def __gt__(self, other): return ops.greater_p(self, other)
+    def __ge__(self, other): return ops.greater_equal_p(self, other)
+
+    def __eq__(self, other):
+        return ops.equal_p(self, other) if _comparable(other) else NotImplemented
+
+    def __ne__(self, other):
+        return ops.not_equal_p(self, other) if _comparable(other) else NotImplemented
+
+    def argmax(self, axis=None) -> Tensor: return ops.argmax(self, axis)
+    def argmin(self, axis=None) -> Tensor: return ops.argmin(self, axis)
+
+    # ------------------------------------------------------------ elementwise
+    def exp(self) -> Tensor: return ops.exp_p(self)
+    def log(self) -> Tensor: return ops.log_p(self)
+    def sqrt(self) -> Tensor: return ops.sqrt_p(self)
+    def tanh(self) -> Tensor: return ops.tanh_p(self)
+    def sigmoid(self) -> Tensor: return ops.sigmoid_p(self)
+    def softplus(self) -> Tensor: return ops.softplus_p(self)
+    def relu(self) -> Tensor: return ops.relu_p(self)
+    def sin(self) -> Tensor: return ops.sin_p(self)
+    def cos(self) -> Tensor: return ops.cos_p(self)
+    def clip(self, lo: float | None = None, hi: float | None = None) -> Tensor:
+        return ops.clip(self, lo, hi)
+
+    # ------------------------------------------------------------ reductions
+    def sum(self, axis=None, keepdims: bool = False) -> Tensor: return ops.sum(self, axis, keepdims)
+    def mean(self, axis=None, keepdims: bool = False) -> Tensor: return ops.mean(self, axis, keepdims)
+    def max(self, axis=None, keepdims: bool = False) -> Tensor: return ops.amax(self, axis, keepdims)
+    def min(self, axis=None, keepdims: bool = False) -> Tensor: return ops.amin(self, axis, keepdims)
+    def var(self, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+        return ops.var(self, axis, keepdims, ddof)
+    def logsumexp(self, axis=None, keepdims: bool = False) -> Tensor:
+        return ops.logsumexp(self, axis, keepdims)
+    def cumsum(self, axis: int) -> Tensor: return ops.cumsum(self, axis)
+    def softmax(self, axis: int = -1) -> Tensor: return ops.softmax(self, axis)
+    def log_softmax(self, axis: int = -1) -> Tensor: return ops.log_softmax(self, axis)
+
+    # ------------------------------------------------------------ shape
+    def reshape(self, *shape) -> Tensor: return ops.reshape(self, *shape)
+    def transpose(self, *axes) -> Tensor: return ops.transpose(self, *axes)
+    @property
+    def T(self) -> Tensor: return ops.transpose(self)
+    def broadcast_to(self, shape: Iterable[int]) -> Tensor: return ops.broadcast_to(self, shape)
+    def squeeze(self, axis=None) -> Tensor: return ops.squeeze(self, axis)
+    def unsqueeze(self, axis: int) -> Tensor: return ops.unsqueeze(self, axis)
+    def flatten(self) -> Tensor: return ops.reshape(self, -1)
+    def __getitem__(self, index) -> Tensor: return ops.getitem(self, index)
+
+    # ------------------------------------------------------------ casts and the graph
+    def astype(self, dtype: Any) -> Tensor:
+        """A differentiable cast (the gradient is cast back)."""
+        return ops.astype(self, dtype)
+
+    def detach(self) -> Tensor:
+        """The same values (shared) with no history and no tangents."""
+        return ops.detach_p(self)
+
+    def backward(self, gradient: Any = None, retain_graph: bool = False,
+                 create_graph: bool = False) -> None:
+        """Accumulate d(self)/d(leaf) into ``.grad`` of every leaf that requires grad."""
+        autograd.backward(self, gradient, retain_graph, create_graph)
+
+
+_CLASS_ONLY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__hash__",
+               "__firstlineno__", "__static_attributes__"}
+for _name, _fn in vars(_Methods).items():
+    if _name not in _CLASS_ONLY:
+        setattr(Tensor, _name, _fn)
