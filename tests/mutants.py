@@ -1,0 +1,507 @@
+"""Mutation testing: plant one realistic bug at a time and check that the tests catch it.
+
+Run by hand (it is not part of CI: pytest never collects this file, whose name does not
+start with ``test_``, and nothing below runs on import)::
+
+    .venv/bin/python tests/mutants.py              # every mutant, 2 at a time
+    .venv/bin/python tests/mutants.py --list       # the mutants, without running them
+    .venv/bin/python tests/mutants.py S-mul-vjp O-adam-bias   # a few, by id
+    .venv/bin/python tests/mutants.py --rev HEAD   # the committed tree, not the working tree
+
+A mutant is a small edit to one library file: an exact snippet of the source and what
+to put in its place, the pytest selection that ought to fail because of it, and a line
+saying what the bug is. Each mutant's snippet must occur exactly once in its file;
+otherwise the mutant is reported *stale* (the code it was written against has changed),
+so that a refactor cannot make it pass silently.
+
+The repository's working tree is never touched. The files of the working tree (those git
+tracks or would track) are copied once into a temporary directory per worker. The
+unmutated copy runs each selection first: a selection that fails there makes its
+mutants *invalid*. Then each mutant is applied in a worker's copy, the selection runs
+there (``python -m pytest -x -q -p no:cacheprovider <selection>``, with the copy as the
+working directory and on ``PYTHONPATH``, so ``import duograd`` loads the mutated copy;
+the script checks this before anything else), and the file is restored. A mutant is
+*killed* when its selection fails (or times out), *SURVIVED* when it passes.
+
+The table lists every mutant; the kill rate counts the killed among the valid mutants
+that are not known to be equivalent (EQUIVALENT says why each of those cannot be
+killed). The exit status is non-zero if a mutant outside EQUIVALENT survives, or if any
+is stale or invalid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MAX_JOBS = 2
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    file: str        # relative to the repository root
+    old: str         # must occur exactly once in the file
+    new: str
+    tests: str       # the pytest selection that should fail (paths, -k ...)
+    what: str        # the bug, in one line
+
+
+# Selections: one or two test files each, so the whole run stays within minutes.
+SCALAR = "tests/test_scalar_engine.py"
+FORWARD = "tests/test_scalar_forward.py"
+HIGHER = "tests/test_higher_scalar.py"
+NN = "tests/test_nn.py"
+OPTIM = "tests/test_optim_oracle.py -k trajectory"          # the 50-step trajectories against torch
+SCHED = "tests/test_optim_oracle.py -k 'lr_sequence or schedule'"
+GAPS = "tests/test_tensor_gaps.py"
+
+MUTANTS: list[Mutant] = [
+    # ------------------------------------------------------------ scalar engine
+    Mutant("S-mul-vjp", "duograd/scalar/engine.py",
+           "out._vjp = lambda g: (g * y, g * x)", "out._vjp = lambda g: (g * x, g * y)",
+           SCALAR, "Value *: each input scaled by itself instead of by the other"),
+    Mutant("S-sub-vjp", "duograd/scalar/engine.py",
+           "out._vjp = lambda g: (g, -g)", "out._vjp = lambda g: (g, g)",
+           SCALAR, "Value -: the subtrahend's gradient loses its sign"),
+    Mutant("S-div-vjp", "duograd/scalar/engine.py",
+           "(g / y, -g * q / y)", "(g / y, -g * q)",
+           SCALAR, "Value /: d(x/y)/dy = -x/y (one division by y missing)"),
+    Mutant("S-tanh-vjp", "duograd/scalar/engine.py",
+           "(g * (1.0 - t * t),)", "(g * (1.0 - t),)",
+           SCALAR, "Value.tanh: slope 1 - t instead of 1 - t^2"),
+    Mutant("S-relu-at-0", "duograd/scalar/engine.py",
+           "positive = self.data > 0", "positive = self.data >= 0",
+           SCALAR, "Value.relu: slope 1 at exactly 0 (PyTorch takes 0)"),
+    Mutant("S-sigmoid-neg", "duograd/scalar/engine.py",
+           "    e = math.exp(x)\n    return e / (1.0 + e)",
+           "    e = math.exp(x)\n    return 1.0 / (1.0 + e)",
+           SCALAR, "sigmoid's branch for x < 0 computes 1/(1 + e^x): sigmoid(-x)"),
+    Mutant("S-power-slope", "duograd/scalar/engine.py",
+           "return n * x ** (n - 1) if n != 0 else 0.0", "return n * x ** n if n != 0 else 0.0",
+           SCALAR, "power rule n x^n instead of n x^(n-1) (engine and forward share it)"),
+    Mutant("S-cos-vjp", "duograd/scalar/engine.py",
+           "(-g * math.sin(x),)", "(g * math.sin(x),)",
+           SCALAR, "Value.cos: d cos = +sin"),
+    Mutant("S-accumulate", "duograd/scalar/engine.py",
+           "node.grad += g", "node.grad = g",
+           SCALAR, "backward overwrites .grad instead of accumulating"),
+    Mutant("S-accumulate-gaps", "duograd/scalar/engine.py",
+           "node.grad += g", "node.grad = g",
+           f"{GAPS} -k scalar",
+           "the same bug, caught by the second, independent check (test_tensor_gaps.py)"),
+    Mutant("S-fanout", "duograd/scalar/engine.py",
+           "grads[child] = grads.get(child, 0.0) + g_child", "grads[child] = g_child",
+           SCALAR, "a node used twice keeps only the last path's gradient"),
+    Mutant("S-toposort", "duograd/scalar/engine.py",
+           "            order.append(node)  # everything below it is already in `order`\n"
+           "        elif node not in seen:\n"
+           "            seen.add(node)\n"
+           "            stack.append((node, True))",
+           "            pass\n"
+           "        elif node not in seen:\n"
+           "            seen.add(node)\n"
+           "            order.append(node)\n"
+           "            stack.append((node, True))",
+           SCALAR, "topological order is a pre-order: a node can run before all its users"),
+    # ------------------------------------------------------------ scalar forward mode
+    Mutant("F-mul-tangent", "duograd/scalar/forward.py",
+           "self.tangent * other.value + self.value * other.tangent",
+           "self.tangent * other.value",
+           FORWARD, "Dual *: the product rule forgets x y'"),
+    Mutant("F-div-tangent", "duograd/scalar/forward.py",
+           "(self.tangent - q * other.tangent) / other.value",
+           "(self.tangent + q * other.tangent) / other.value",
+           FORWARD, "Dual /: the quotient rule's sign"),
+    Mutant("F-exp-tangent", "duograd/scalar/forward.py",
+           "return Dual(e, e * self.tangent)", "return Dual(e, self.tangent)",
+           FORWARD, "Dual.exp passes the tangent through unscaled"),
+    Mutant("F-tanh-tangent", "duograd/scalar/forward.py",
+           "(1.0 - t * t) * self.tangent", "(1.0 + t * t) * self.tangent",
+           FORWARD, "Dual.tanh: 1 + t^2"),
+    Mutant("F-cos-tangent", "duograd/scalar/forward.py",
+           "-math.sin(self.value) * self.tangent", "math.sin(self.value) * self.tangent",
+           FORWARD, "Dual.cos: d cos = +sin"),
+    Mutant("F-sub-tangent", "duograd/scalar/forward.py",
+           "self.tangent - other.tangent", "self.tangent + other.tangent",
+           FORWARD, "Dual -: tangents added"),
+    # ------------------------------------------------------------ scalar higher order
+    Mutant("H-mul-detached", "duograd/scalar/higher.py",
+           "out._vjp = lambda g: (g * y, g * x)", "out._vjp = lambda g: (g * y.data, g * x.data)",
+           HIGHER, "Var *: the rule uses the inputs' floats, so the mixed second derivative is lost"),
+    Mutant("H-sin-detached", "duograd/scalar/higher.py",
+           "out._vjp = lambda g: (g * x.cos(),)", "out._vjp = lambda g: (g * math.cos(x.data),)",
+           HIGHER, "Var.sin: a float slope, right at first order, wrong at second"),
+    Mutant("H-tanh-detached", "duograd/scalar/higher.py",
+           "(g * (1.0 - out * out),)", "(g * (1.0 - out.data * out.data),)",
+           HIGHER, "Var.tanh: a float slope, right at first order, wrong at second"),
+    Mutant("H-fanout", "duograd/scalar/higher.py",
+           "grads[child] = grads[child] + g_child if child in grads else g_child",
+           "grads[child] = g_child",
+           HIGHER, "grad: a node used twice keeps only the last path's gradient"),
+    Mutant("H-prune", "duograd/scalar/higher.py",
+           "if node in wanted or any(child in leads_to_input for child in node._prev):",
+           "if node in wanted:",
+           HIGHER, "grad: pruning keeps only the inputs, so no gradient ever reaches them"),
+    # ------------------------------------------------------------ nn modules
+    Mutant("N-init-bound", "duograd/nn/modules.py",
+           "bound = 1.0 / np.sqrt(self.nin)", "bound = 1.0 / np.sqrt(self.nout)",
+           NN, "Linear's init bound from fan-out instead of fan-in"),
+    Mutant("N-bias-dropped", "duograd/nn/modules.py",
+           "return out if self.bias is None else out + self.bias", "return out",
+           NN, "Linear forgets its bias"),
+    Mutant("N-last-activated", "duograd/nn/modules.py",
+           "        return last(x)\n", "        return act(last(x))\n",
+           NN, "MLP activates its last layer (no logits)"),
+    Mutant("N-shared-twice", "duograd/nn/modules.py",
+           "            if id(p) not in seen:\n", "            if True:\n",
+           NN, "a parameter shared by two layers is listed twice"),
+    Mutant("N-rng-reseeded", "duograd/nn/modules.py",
+           "Linear(sizes[i], sizes[i + 1], rng=gen)", "Linear(sizes[i], sizes[i + 1], rng=rng)",
+           NN, "MLP reseeds every layer from the int seed (identical draws per layer)"),
+    Mutant("N-state-not-copied", "duograd/nn/modules.py",
+           "OrderedDict((name, p.data.copy()) for", "OrderedDict((name, p.data) for",
+           NN, "state_dict hands out the live arrays instead of copies"),
+    Mutant("N-partial-load", "duograd/nn/modules.py",
+           "        if problems:\n            raise ValueError(f\"{type(self).__name__}.load_state_dict: \"",
+           "        for p, arr in staged:\n            p.data = arr\n"
+           "        if problems:\n            raise ValueError(f\"{type(self).__name__}.load_state_dict: \"",
+           NN, "load_state_dict loads the good keys before raising on a bad one"),
+    # ------------------------------------------------------------ losses
+    Mutant("L-mse-reduction", "duograd/nn/functional.py",
+           "return _reduce(d * d, reduction, \"mse_loss\")", "return _reduce(d * d, \"mean\", \"mse_loss\")",
+           NN, "mse_loss ignores reduction='sum'"),
+    Mutant("L-mse-swapped", "duograd/nn/functional.py",
+           "    d = pred - target\n", "    d = target - pred\n",
+           NN, "mse_loss squares target - pred"),
+    Mutant("L-hinge-sign", "duograd/nn/functional.py",
+           "margin = 1 - scores * lab.astype(scores.dtype)", "margin = 1 + scores * lab.astype(scores.dtype)",
+           NN, "hinge margin 1 + y s"),
+    Mutant("L-hinge-abs", "duograd/nn/functional.py",
+           "return _reduce(margin.relu(), reduction, \"hinge_loss\")",
+           "return _reduce(margin.abs(), reduction, \"hinge_loss\")",
+           NN, "hinge penalises points beyond the margin too (|m| instead of relu(m))"),
+    Mutant("L-ce-sign", "duograd/nn/functional.py",
+           "return -_reduce(picked, reduction, \"cross_entropy\")",
+           "return _reduce(picked, reduction, \"cross_entropy\")",
+           "tests/test_softmax_crossentropy.py", "cross_entropy forgets the minus sign"),
+    Mutant("L-ce-range", "duograd/nn/functional.py",
+           "bad = (arr < 0) | (arr >= c)", "bad = (arr < 0) | (arr > c)",
+           NN, "cross_entropy accepts the class index C (one past the end)"),
+    # ------------------------------------------------------------ optimizers
+    Mutant("O-sgd-decay-sign", "duograd/optim/__init__.py",
+           "d = g + wd * p.data if wd != 0.0 else g", "d = g - wd * p.data if wd != 0.0 else g",
+           OPTIM, "SGD weight decay pushes weights away from 0"),
+    Mutant("O-sgd-dampening", "duograd/optim/__init__.py",
+           "buf = d.copy() if buf is None else mu * buf + d",
+           "buf = d.copy() if buf is None else mu * buf + (1 - mu) * d",
+           OPTIM, "SGD momentum with dampening (torch's default has none)"),
+    Mutant("O-nesterov-ignored", "duograd/optim/__init__.py",
+           "d = d + mu * buf if self.nesterov else buf", "d = buf",
+           OPTIM, "SGD ignores nesterov=True"),
+    Mutant("O-adam-bias", "duograd/optim/__init__.py",
+           "step_size = lr / (1 - b1 ** t)", "step_size = lr",
+           OPTIM, "Adam without the first moment's bias correction"),
+    Mutant("O-adam-v", "duograd/optim/__init__.py",
+           "self._v[i] * b2 + ((1 - b2) * g) * g", "self._v[i] * b2 + (1 - b2) * g",
+           OPTIM, "Adam's second moment averages g, not g^2"),
+    Mutant("O-adam-eps", "duograd/optim/__init__.py",
+           "denom = np.sqrt(v) / (1 - b2 ** t) ** 0.5 + eps",
+           "denom = np.sqrt(v + eps) / (1 - b2 ** t) ** 0.5",
+           OPTIM, "Adam's eps inside the square root"),
+    Mutant("O-adamw-decay", "duograd/optim/__init__.py",
+           "param = param * (1 - lr * wd)", "param = param * (1 - wd)",
+           OPTIM, "AdamW's decoupled decay not scaled by lr"),
+    Mutant("O-rmsprop-eps", "duograd/optim/__init__.py",
+           "                avg = np.sqrt(s) + eps\n", "                avg = np.sqrt(s + eps)\n",
+           OPTIM, "RMSprop's eps inside the square root"),
+    Mutant("O-rmsprop-centered", "duograd/optim/__init__.py",
+           "avg = np.sqrt(s - a * a) + eps", "avg = np.sqrt(s) + eps",
+           OPTIM, "RMSprop ignores centered=True"),
+    Mutant("O-skip-none", "duograd/optim/__init__.py",
+           "            if p.grad is not None:\n                g = p.grad.data",
+           "            if True:\n                g = p.grad.data if p.grad is not None else np.zeros_like(p.data)",
+           NN, "optimizers step parameters that have no gradient (as if it were 0)"),
+    # ------------------------------------------------------------ schedules
+    Mutant("R-step-floor", "duograd/optim/lr_scheduler.py",
+           "self.gamma ** (self.last_epoch // self.step_size)",
+           "self.gamma ** (self.last_epoch / self.step_size)",
+           SCHED, "StepLR decays smoothly instead of in steps"),
+    Mutant("R-exp-offby1", "duograd/optim/lr_scheduler.py",
+           "return self.base_lr * self.gamma ** self.last_epoch",
+           "return self.base_lr * self.gamma ** (self.last_epoch + 1)",
+           SCHED, "ExponentialLR one epoch ahead"),
+    Mutant("R-step-lags", "duograd/optim/lr_scheduler.py",
+           "        self.last_epoch += 1\n        self._apply()",
+           "        self._apply()\n        self.last_epoch += 1",
+           SCHED, "step() sets the lr of the epoch it leaves, one behind"),
+    Mutant("R-cosine-eta-min", "duograd/optim/lr_scheduler.py",
+           "return self.eta_min + (self.base_lr - self.eta_min) * (1 + cos) / 2",
+           "return self.eta_min + self.base_lr * (1 + cos) / 2",
+           SCHED, "CosineAnnealingLR overshoots by eta_min"),
+    Mutant("R-linear-no-hold", "duograd/optim/lr_scheduler.py",
+           "frac = min(self.last_epoch, self.total_iters) / self.total_iters",
+           "frac = self.last_epoch / self.total_iters",
+           SCHED, "LinearLR keeps moving past total_iters"),
+]
+
+# Mutants that no test can kill, because the mutated program computes the same thing.
+EQUIVALENT: dict[str, str] = {
+    "L-mse-swapped": "(t - p)^2 equals (p - t)^2 bit for bit (negation is exact in IEEE "
+                     "arithmetic) and its gradient 2(t - p) * (-1) is 2(p - t) exactly; kept "
+                     "to show that an equivalent mutant is reported as such",
+}
+
+
+# ---------------------------------------------------------------- the copies
+
+
+def _source_files(rev: str | None) -> list[str]:
+    if rev is not None:
+        out = subprocess.run(["git", "-C", REPO, "ls-tree", "-r", "--name-only", rev],
+                             check=True, capture_output=True, text=True).stdout
+    else:  # the working tree: tracked files plus the new ones git would track
+        out = subprocess.run(["git", "-C", REPO, "ls-files", "--cached", "--others",
+                              "--exclude-standard"], check=True, capture_output=True, text=True).stdout
+    return [f for f in out.splitlines() if f]
+
+
+def _make_copy(dest: str, rev: str | None, source: str | None = None) -> None:
+    if source is not None:  # a directory tree, e.g. a clean clone
+        shutil.copytree(source, dest, ignore=shutil.ignore_patterns(
+            ".git", ".venv", "__pycache__", ".pytest_cache", ".hypothesis", "*.egg-info"))
+        return
+    os.makedirs(dest)
+    if rev is not None:
+        archive = subprocess.run(["git", "-C", REPO, "archive", rev], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", dest], input=archive, check=True)
+        return
+    for rel in _source_files(None):
+        src = os.path.join(REPO, rel)
+        if not os.path.isfile(src):  # deleted in the working tree but still tracked
+            continue
+        os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+        shutil.copy2(src, os.path.join(dest, rel))
+
+
+WHERE_CHECK = '''\
+import os
+import duograd
+
+
+def test_duograd_is_imported_from_the_copy():
+    root = os.path.realpath(os.environ["MUTANTS_ROOT"]) + os.sep
+    assert os.path.realpath(duograd.__file__).startswith(root), duograd.__file__
+'''
+
+
+def _env(root: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(PYTHONPATH=root, MUTANTS_ROOT=root,
+               PYTHONDONTWRITEBYTECODE="1",  # no stale .pyc of a mutant outlives its run
+               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    return env
+
+
+def _pytest(root: str, selection: str, timeout: float) -> tuple[str, float, str]:
+    """Run the selection in ``root``: ("passed" | "failed" | "timeout" | "error", seconds, detail)."""
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *shlex.split(selection)]
+    start = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=root, env=_env(root), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the pytest process this function started, and its children
+        proc.communicate()
+        return "timeout", time.monotonic() - start, f"no result after {timeout:.0f} s"
+    seconds = time.monotonic() - start
+    if proc.returncode == 0:
+        return "passed", seconds, ""
+    if proc.returncode in (1, 2):  # tests failed, or collection/import failed
+        first = next((ln for ln in out.splitlines() if ln.startswith(("FAILED", "ERROR"))), None)
+        if first is None:
+            first = out.strip().splitlines()[-1] if out.strip() else ""
+        return "failed", seconds, first
+    return "error", seconds, f"pytest exit status {proc.returncode}: " + " | ".join(out.strip().splitlines()[-3:])
+
+
+# ---------------------------------------------------------------- running
+
+
+def _count(text: str, snippet: str) -> int:
+    return text.count(snippet)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("ids", nargs="*", help="run only these mutants (default: all)")
+    ap.add_argument("--rev", help="copy this git revision instead of the working tree")
+    ap.add_argument("--source", help="copy this directory instead of the working tree")
+    ap.add_argument("--jobs", type=int, default=MAX_JOBS, help=f"parallel runs (at most {MAX_JOBS})")
+    ap.add_argument("--timeout", type=float, default=240.0, help="seconds per pytest run")
+    ap.add_argument("--list", action="store_true", help="list the mutants and exit")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
+    args = ap.parse_args(argv)
+
+    ids = [m.id for m in MUTANTS]
+    dupes = {i for i in ids if ids.count(i) > 1}
+    assert not dupes, f"duplicate mutant ids: {sorted(dupes)}"
+    unknown = set(EQUIVALENT) - set(ids)
+    assert not unknown, f"EQUIVALENT names unknown mutants: {sorted(unknown)}"
+    chosen = [m for m in MUTANTS if not args.ids or m.id in args.ids]
+    missing = set(args.ids) - set(ids)
+    if missing:
+        print(f"unknown mutant ids: {sorted(missing)}", file=sys.stderr)
+        return 2
+    if args.list:
+        for m in chosen:
+            print(f"{m.id:<24} {m.file:<32} {m.tests:<40} {m.what}")
+        return 0
+
+    jobs = max(1, min(args.jobs, MAX_JOBS, len(chosen)))
+    tmp = tempfile.mkdtemp(prefix="duograd-mutants-")
+    try:
+        return _run(chosen, jobs, args, tmp)
+    finally:
+        if args.keep:
+            print(f"copies kept in {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run(chosen: list[Mutant], jobs: int, args: argparse.Namespace, tmp: str) -> int:
+    t0 = time.monotonic()
+    roots = [os.path.join(tmp, f"copy{k}") for k in range(jobs)]
+    for r in roots:
+        _make_copy(r, args.rev, args.source)
+    source = (f"the directory {args.source}" if args.source else
+              f"git revision {args.rev}" if args.rev else f"the working tree of {REPO}")
+    print(f"{len(chosen)} mutants, {jobs} at a time, in copies of {source} under {tmp}")
+
+    # 1. `import duograd` must load the copy, under pytest as the mutants will run it.
+    for r in roots:
+        check = os.path.join(r, "tests", "zz_mutants_where_check.py")
+        with open(check, "w") as f:
+            f.write(WHERE_CHECK)
+        status, _, detail = _pytest(r, os.path.relpath(check, r), args.timeout)
+        os.remove(check)
+        if status != "passed":
+            print(f"ABORT: duograd is not imported from the copy {r}: {detail}", file=sys.stderr)
+            return 2
+    print("check: `import duograd` under pytest loads each copy, not the repository")
+
+    # 2. Stale mutants: the snippet must occur exactly once.
+    originals: dict[str, str] = {}
+    result: dict[str, tuple[str, float, str]] = {}
+    runnable = []
+    for m in chosen:
+        path = os.path.join(roots[0], m.file)
+        if m.file not in originals:
+            originals[m.file] = open(path).read() if os.path.isfile(path) else ""
+        n = _count(originals[m.file], m.old)
+        if n != 1:
+            result[m.id] = ("stale", 0.0, f"snippet found {n} times in {m.file}")
+        else:
+            runnable.append(m)
+
+    # 3. The unmutated copy must pass every selection.
+    pool: queue.Queue[str] = queue.Queue()
+    for r in roots:
+        pool.put(r)
+
+    def in_a_copy(fn, *a):
+        r = pool.get()
+        try:
+            return fn(r, *a)
+        finally:
+            pool.put(r)
+
+    selections = sorted({m.tests for m in runnable})
+    with ThreadPoolExecutor(jobs) as ex:
+        base = dict(zip(selections, ex.map(lambda s: in_a_copy(_pytest, s, args.timeout), selections)))
+    for s in selections:
+        status, secs, detail = base[s]
+        print(f"baseline {status:<7} {secs:6.1f}s  {s}" + (f"  ({detail})" if status != "passed" else ""))
+    valid = []
+    for m in runnable:
+        if base[m.tests][0] != "passed":
+            result[m.id] = ("invalid", 0.0, f"the selection {base[m.tests][0]} without the mutant")
+        else:
+            valid.append(m)
+
+    # 4. One mutant at a time per copy.
+    lock = threading.Lock()
+
+    def run_one(root: str, m: Mutant) -> tuple[str, float, str]:
+        path = os.path.join(root, m.file)
+        original = originals[m.file]
+        try:
+            with open(path, "w") as f:
+                f.write(original.replace(m.old, m.new, 1))
+            status, secs, detail = _pytest(root, m.tests, args.timeout)
+        finally:
+            with open(path, "w") as f:
+                f.write(original)
+        outcome = {"failed": "killed", "timeout": "killed", "passed": "SURVIVED"}.get(status, "error")
+        with lock:
+            print(f"  {m.id:<24} {outcome:<8} {secs:6.1f}s", flush=True)
+        return outcome, secs, detail
+
+    with ThreadPoolExecutor(jobs) as ex:
+        for m, res in zip(valid, ex.map(lambda m: in_a_copy(run_one, m), valid)):
+            result[m.id] = res
+
+    # 5. The table.
+    print()
+    head = f"{'id':<24} {'file':<30} {'result':<10} {'secs':>6}  description / killed by"
+    print(head)
+    print("-" * len(head))
+    for m in chosen:
+        outcome, secs, detail = result[m.id]
+        if outcome == "SURVIVED" and m.id in EQUIVALENT:
+            outcome = "equivalent"
+        short = m.file.replace("duograd/", "")
+        print(f"{m.id:<24} {short:<30} {outcome:<10} {secs:6.1f}  {m.what}")
+        if detail and outcome != "equivalent":
+            print(f"{'':<24} {'':<30} {'':<10} {'':>6}    -> {_short(detail)}")
+    counted = [m for m in chosen if m.id not in EQUIVALENT and result[m.id][0] in ("killed", "SURVIVED")]
+    killed = [m for m in counted if result[m.id][0] == "killed"]
+    survived = [m.id for m in counted if result[m.id][0] == "SURVIVED"]
+    bad = [m.id for m in chosen if result[m.id][0] in ("stale", "invalid", "error")]
+    equivalent = [m for m in chosen if m.id in EQUIVALENT]
+    print("-" * len(head))
+    rate = 100.0 * len(killed) / len(counted) if counted else 0.0
+    print(f"kill rate: {len(killed)} of {len(counted)} non-equivalent mutants killed ({rate:.1f}%)"
+          f"; {len(equivalent)} equivalent, {len(bad)} stale/invalid/error; "
+          f"{time.monotonic() - t0:.0f} s in all")
+    for m in equivalent:
+        print(f"equivalent {m.id}: {EQUIVALENT[m.id]} (result: {result[m.id][0]})")
+    if survived:
+        print(f"SURVIVED (not known to be equivalent): {', '.join(survived)}")
+    if bad:
+        print(f"stale, invalid or error: {', '.join(bad)}")
+    return 1 if survived or bad else 0
+
+
+def _short(detail: str, width: int = 110) -> str:
+    detail = re.sub(r"\s+", " ", detail)
+    return detail if len(detail) <= width else detail[:width - 3] + "..."
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
