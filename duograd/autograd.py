@@ -33,6 +33,7 @@ _grad_enabled = True
 _fwd_active: set[int] = set()   # levels of the jvp calls in progress
 _fwd_below = float("inf")       # only levels below this propagate (masking while a rule runs)
 _trace: list | None = None       # the recording in progress (see ``trace``)
+_watching = False                # whether either of the two above is on
 _level_counter = itertools.count(1)
 
 ELEMENTWISE = "elementwise"  # jvp marker: the Jacobian is diagonal, so each VJP rule is its JVP rule
@@ -151,8 +152,10 @@ class Primitive:
 
     def vjp_rule(self, i: int) -> Callable:
         """The VJP rule for input ``i``, or NotImplementedError naming the operation."""
-        rules = self.vjp
-        rule = rules[i] if rules is not None and i < len(rules) else None
+        try:
+            rule = self.vjp[i]
+        except (TypeError, IndexError):  # no rules at all, or none for this input
+            rule = None
         if rule is None:
             raise NotImplementedError(f"{self.name}: no VJP rule for input {i}")
         return rule
@@ -181,19 +184,20 @@ class Primitive:
                 data = self.forward(*[x._data for x in xs], **kw)
         except (ValueError, IndexError, TypeError) as e:
             raise _forward_error(self, e, xs) from None
-        out = _wrap(data)
         if _grad_enabled and self.differentiable:
             for x in xs:
                 if x.requires_grad:  # record: the output becomes a node of the graph
-                    out.requires_grad = True
-                    out._op = self
-                    out._inputs = xs
-                    out._kw = kw
+                    out = _wrap(data, True, self, xs, kw)
                     break
-        if _trace is not None:
-            _trace.append((self, xs, kw, out))
-        if _fwd_active:  # after the trace: the tangent rules read out
-            _push_tangents(self, out, xs, kw)
+            else:
+                out = _wrap(data)
+        else:
+            out = _wrap(data)
+        if _watching:  # one test for both: a recording, or a jvp in progress
+            if _trace is not None:
+                _trace.append((self, xs, kw, out))
+            if _fwd_active:  # after the trace: the tangent rules read out
+                _push_tangents(self, out, xs, kw)
         return out
 
 
@@ -239,11 +243,18 @@ class trace:
     def __enter__(self) -> list:
         global _trace
         self._prev, _trace = _trace, []
+        _update_watching()
         return _trace
 
     def __exit__(self, *exc: object) -> None:
         global _trace
         _trace = self._prev
+        _update_watching()
+
+
+def _update_watching() -> None:
+    global _watching
+    _watching = bool(_fwd_active) or _trace is not None
 
 
 # ---------------------------------------------------------------- forward mode
@@ -297,11 +308,13 @@ def enter_forward_level() -> int:
     """Open a new forward-mode level (used by ``func.jvp``)."""
     lvl = next(_level_counter)
     _fwd_active.add(lvl)
+    _update_watching()
     return lvl
 
 
 def exit_forward_level(lvl: int) -> None:
     _fwd_active.discard(lvl)
+    _update_watching()
 
 
 # ---------------------------------------------------------------- reverse mode
@@ -374,7 +387,7 @@ def _prune(order: list[Tensor], targets: Sequence[Tensor], allow_unused: bool) -
     return needed
 
 
-def _input_cotangent(op: Primitive, i: int, gx: Tensor, x: Tensor) -> Tensor:
+def _fit(op: Primitive, i: int, gx: Tensor, x: Tensor) -> Tensor:
     """A rule's result made to fit its input: the adjoint of broadcasting (summing back
     to the input's shape), then the cast back to the input's dtype. This is the one
     place either happens; no rule reduces its own broadcast."""
@@ -431,7 +444,10 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             for i, x in enumerate(inputs):
                 if not x.requires_grad or (needed is not None and x not in needed):
                     continue
-                gx = _input_cotangent(op, i, op.vjp_rule(i)(g, node, *inputs, **kw), x)
+                gx = op.vjp_rule(i)(g, node, *inputs, **kw)
+                xd, gd = x._data, gx._data
+                if gd.shape != xd.shape or gd.dtype is not xd.dtype:  # the cheap test first
+                    gx = _fit(op, i, gx, x)
                 prev = grads.get(x)
                 grads[x] = gx if prev is None else prev + gx
     finally:

@@ -25,6 +25,7 @@ import numpy as np
 _new = object.__new__
 _ndarray = np.ndarray
 _FLOATS = (np.float16, np.float32, np.float64)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def _as_array(data: Any, dtype: Any = None, op: str = "tensor", copy: bool = False) -> np.ndarray:
@@ -45,15 +46,19 @@ def _as_array(data: Any, dtype: Any = None, op: str = "tensor", copy: bool = Fal
     return arr
 
 
-def _wrap(data: np.ndarray, requires_grad: bool = False) -> "Tensor":
-    """A new Tensor around ``data`` (not copied) with no history: the one place where a
-    Tensor's fields are set. ``autograd.Primitive`` records a node by filling ``_op``,
-    ``_inputs`` and ``_kw`` afterwards; ``autograd.set_tangent`` owns ``_tangent``."""
+def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs: Any = None,
+          kw: Any = None) -> "Tensor":
+    """A new Tensor around ``data`` (not copied): the one place where a Tensor's fields
+    are set. Without ``op`` it has no history; ``autograd.Primitive`` passes the
+    primitive, its inputs and keyword parameters to make a node of the graph.
+    ``autograd.set_tangent`` owns ``_tangent`` after that."""
     t = _new(Tensor)
     t._data = data if type(data) is _ndarray else np.asarray(data)
-    t.grad = None
+    t.grad = t._tangent = None
     t.requires_grad = requires_grad
-    t._op = t._inputs = t._kw = t._tangent = None
+    t._op = op
+    t._inputs = inputs
+    t._kw = kw
     return t
 
 
@@ -196,12 +201,12 @@ def _as_tensor(x: Any, dtype: Any = np.float64, op: str = "tensor") -> Tensor:
 
 def _lift_all(op: str, args: tuple) -> tuple[Tensor, ...]:
     """Operands of ``op`` as Tensors; numbers take the dtype of the first float Tensor."""
-    dtype = np.float64
+    dtype = _FLOAT64
     for a in args:
-        if isinstance(a, Tensor) and a._data.dtype.kind == "f":
+        if isinstance(a, Tensor) and a._data.dtype.kind == "f":  # not a bool mask
             dtype = a._data.dtype
             break
-    return tuple([_as_tensor(a, dtype, op) for a in args])
+    return tuple([a if isinstance(a, Tensor) else _as_tensor(a, dtype, op) for a in args])
 
 
 # ---------------------------------------------------------------- creation
