@@ -20,7 +20,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
-from .. import Tensor, tensor
+from ..tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
 from . import functional as F
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",

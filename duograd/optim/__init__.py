@@ -23,7 +23,7 @@ from typing import Iterable
 
 import numpy as np
 
-from .. import Tensor
+from ..tensor import Tensor  # a public name; not `from .. import` (an import cycle)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 
@@ -149,11 +149,17 @@ class SGD(Optimizer):
             p.data = p.data - lr * d
 
 
-def _lerp(start: np.ndarray, end: np.ndarray, weight: float) -> np.ndarray:
-    """``torch.lerp``'s two formulas (the one chosen by the weight keeps round-off small)."""
+def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
+    """``torch.lerp`` into ``start``, in place, with its two formulas (the one chosen by
+    the weight keeps round-off small)."""
     if abs(weight) < 0.5:
-        return start + weight * (end - start)
-    return end - (end - start) * (1 - weight)
+        d = end - start
+        d *= weight
+        start += d
+    else:
+        d = end - start
+        d *= 1 - weight
+        np.subtract(end, d, out=start)
 
 
 class Adam(Optimizer):
@@ -203,15 +209,23 @@ class Adam(Optimizer):
                     param = param * (1 - lr * wd)
                 else:
                     g = g + wd * param
-            # m and v are this optimizer's own arrays (never shared), so they may be
-            # replaced freely; the parameter gets a new array. The grouping of each
-            # product follows PyTorch's kernels (addcmul: (value * g) * g; addcdiv:
-            # (value * m) / denom) so that the float64 round-off is the same.
-            m = self._m[i] = _lerp(self._m[i], g, 1 - b1)
-            v = self._v[i] = self._v[i] * b2 + ((1 - b2) * g) * g
-            step_size = lr / (1 - b1 ** t)
-            denom = np.sqrt(v) / (1 - b2 ** t) ** 0.5 + eps
-            p.data = param - (step_size * m) / denom
+            # m and v are this optimizer's own arrays (never shared), so they are updated
+            # in place (fewer temporaries per step); the parameter gets a new array. Each
+            # product is grouped as PyTorch's kernels group it (lerp: m + w * (g - m);
+            # addcmul: v + ((1 - b2) * g) * g; addcdiv: p - (step_size * m) / denom), so
+            # the float64 round-off is the same.
+            m, v = self._m[i], self._v[i]
+            _lerp_(m, g, 1 - b1)
+            v *= b2
+            sq = g * (1 - b2)
+            sq *= g
+            v += sq
+            denom = np.sqrt(v)
+            denom /= (1 - b2 ** t) ** 0.5
+            denom += eps
+            step = m * (lr / (1 - b1 ** t))
+            step /= denom
+            p.data = param - step
 
 
 class AdamW(Adam):
@@ -280,7 +294,8 @@ class RMSprop(Optimizer):
                 g = g + wd * p.data
             s = self._square_avg[i] = self._square_avg[i] * alpha + ((1 - alpha) * g) * g
             if self.centered:
-                a = self._grad_avg[i] = _lerp(self._grad_avg[i], g, 1 - alpha)
+                a = self._grad_avg[i]
+                _lerp_(a, g, 1 - alpha)
                 avg = np.sqrt(s - a * a) + eps
             else:
                 avg = np.sqrt(s) + eps

@@ -26,8 +26,10 @@ lr, so a change made to ``optimizer.lr`` by hand is overwritten at the next ``st
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from . import Optimizer
+if TYPE_CHECKING:  # the package imports this module, so no import back at module level
+    from . import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR"]
 
@@ -48,6 +50,8 @@ class LRScheduler:
     """
 
     def __init__(self, optimizer: Optimizer) -> None:
+        from . import Optimizer  # loaded by now: this module is imported by the package
+
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(self).__name__}: expected a duograd optimizer, got "
                             f"{type(optimizer).__name__}")
