@@ -14,10 +14,15 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # Graphviz's native `dot` where the platform allows it; the matplotlib fallback otherwise.
+# apt's output is kept in a temporary file and shown only if the install fails.
 graphviz:
 	@command -v dot >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    apt-get update -qq && apt-get install -y -qq graphviz >/dev/null; \
+	    log=$$(mktemp); \
+	    if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq graphviz) \
+	        >"$$log" 2>&1; then rm -f "$$log"; \
+	    else cat "$$log"; rm -f "$$log"; \
+	      echo "Installing Graphviz failed (apt output above): graph pictures use the matplotlib fallback"; fi; \
 	  else echo "Graphviz not installed: graph pictures use the matplotlib fallback"; fi; }
 
 demo: $(VENV)/.installed graphviz

@@ -1,7 +1,8 @@
 #!/usr/bin/env python
 """The walkthrough: every experiment, figure and quoted number of duograd, regenerated.
 
-    python walkthrough.py                  # everything (a few minutes on two cores)
+    python walkthrough.py                  # everything (the last run's time: meta.last_run_seconds
+                                           # in results/measurements.json, also in report.html)
     python walkthrough.py --quick          # skips the slow scalar-engine stage, quick benchmarks
     python walkthrough.py --only spiral    # one stage (repeatable, or a comma list)
     python walkthrough.py --smoke --out /tmp/w --no-readme   # tiny sizes: proves it runs
@@ -13,6 +14,14 @@ read, updated and written back, so ``--only X`` replaces the ``X`` section and k
 the others. Then ``report.html`` is rebuilt from the whole file, and so is the results
 block of README.md (only for the default ``results/`` folder, never for ``--smoke``,
 and not with ``--no-readme``).
+
+Run it with the project's interpreter, ``.venv/bin/python walkthrough.py`` (``make demo``
+and ``make quick`` create .venv and install every extra). Before the first stage it checks
+that the stages' third-party packages import, and if one does not it names them and prints
+the one command that installs them.
+
+Progress bars are drawn only on a terminal; when the output goes to a file or a pipe, each
+stage prints one line when it ends.
 
 Seeds are fixed: the same command gives the same numbers, timings aside. BLAS runs on
 one thread, which makes the timings fair and the arithmetic reproducible.
@@ -56,6 +65,18 @@ README = ROOT / "README.md"
 MEASUREMENTS = "measurements.json"
 QUICK_SKIPS = ("scalar_vs_tensor",)  # run under --quick only when named with --only
 
+# The third-party packages each stage imports (import name -> distribution name); all of
+# them come with the "viz" and "data" extras. tqdm, PyTorch, HIPS autograd and Graphviz
+# are optional: without them there are no progress bars, benchmark columns read n/a and
+# graphs use the matplotlib layout.
+PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath"}
+STAGE_NEEDS = {
+    "spiral": ("matplotlib", "sklearn"), "digits": ("matplotlib", "sklearn"),
+    "optimizers": ("matplotlib", "sklearn"), "scalar_vs_tensor": ("matplotlib",),
+    "benchmarks": ("matplotlib",), "modes": ("matplotlib",),
+    "finite_diff": ("matplotlib", "mpmath"), "graphs": ("matplotlib",), "verification": (),
+}
+
 
 # ---------------------------------------------------------------- the benchmarks stage
 
@@ -89,18 +110,24 @@ def _draw_benchmarks(out: Path, b: dict[str, Any]) -> str:
             if isinstance(b.get(k), dict)]
     engines = [("duograd", "duograd"), ("torch", "PyTorch (float64)"),
                ("autograd", "HIPS autograd")]
-    fig, ax = figure(size=(9.0, 4.4))
+    fig, ax = figure(size=(9.0, 4.8))
     width = 0.8 / len(engines)
+    missing = []  # (x, engine) of each bar with no measurement, marked "n/a" below
+    below_floor = []  # duograd bars under the NumPy floor
     for i, (key, label) in enumerate(engines):
         xs, ys = [], []
         for j, (k, _) in enumerate(rows):
             r = b[k]
+            x = j + (i - (len(engines) - 1) / 2) * width
             if r.get(key) is not None and r.get("numpy"):
-                xs.append(j + (i - (len(engines) - 1) / 2) * width)
+                xs.append(x)
                 ys.append(r[key] / r["numpy"])
-        if xs:
-            ax.bar(xs, ys, width=width, label=label)
-    ax.axhline(1.0, color="black", lw=1, ls="--", label="hand-written NumPy (= 1x)")
+                if key == "duograd" and k == "train_blas" and ys[-1] < 1.0:
+                    below_floor.append((x, ys[-1]))
+            else:
+                missing.append((x, label))
+        ax.bar(xs, ys, width=width, label=label, color=f"C{i}")
+    ax.axhline(1.0, color="black", lw=1, ls="--", label="hand-written NumPy (= 1x, the floor)")
     ax.set_yscale("log")
     from matplotlib.ticker import FuncFormatter, LogLocator
 
@@ -108,13 +135,31 @@ def _draw_benchmarks(out: Path, b: dict[str, Any]) -> str:
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}x"))
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
     lo, hi = ax.get_ylim()
-    ax.set_ylim(min(lo, 0.5), hi * 2.5)  # headroom for the legend
+    lo = min(lo, 0.5)
+    ax.set_ylim(lo, hi * 2.5)  # headroom for the legend
+    for x, _ in missing:  # a missing bar is marked, not silently absent
+        ax.text(x, lo * 1.15, "n/a", ha="center", va="bottom", fontsize=7, color="0.35",
+                rotation=90)
+    for x, y in below_floor:
+        ax.annotate(f"{y:.2f}x", (x, y), xytext=(0, -2), textcoords="offset points",
+                    ha="center", va="top", fontsize=7)
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([label for _, label in rows])
     ax.set_ylabel("time relative to hand-written NumPy (log scale)")
     ax.set_title("Time per step or op, relative to the NumPy floor (lower is faster)")
     ax.grid(True, axis="y", which="major", alpha=0.3)
-    ax.legend(fontsize=8, ncol=4, loc="upper center")
+    ax.legend(fontsize=8, ncol=2, loc="upper right")
+    notes = []
+    if missing:
+        notes.append("n/a: not measured (the engine is not installed, or the workload does "
+                     "not apply to it).")
+    if below_floor:
+        notes.append("duograd below the NumPy floor on the BLAS-bound step: both spend the step "
+                     "in the same BLAS calls, so the gap is run-to-run timing noise, not a faster "
+                     "engine.")
+    if notes:
+        fig.text(0.01, 0.005, "\n".join(notes), fontsize=7.5, ha="left", va="bottom", color="0.25")
+        fig.get_layout_engine().set(rect=(0, 0.05 * len(notes), 1, 1 - 0.05 * len(notes)))
     return save(fig, out, "benchmarks.png")
 
 
@@ -228,6 +273,47 @@ def _autograd_version() -> str | None:
 
 # ---------------------------------------------------------------- command line
 
+def missing_packages(stages: Sequence[str]) -> list[str]:
+    """The distribution names of the packages ``stages`` need that do not import here.
+
+    >>> missing_packages(["verification"])
+    []
+    """
+    needed = {mod for s in stages for mod in STAGE_NEEDS.get(s, ())}
+    missing = []
+    for mod in sorted(needed):
+        try:
+            importlib.import_module(mod)
+        except ImportError:
+            missing.append(PACKAGES[mod])
+    return missing
+
+
+def install_hint(missing: Sequence[str]) -> str:
+    """The message for missing packages: what is missing, and the one command that
+    installs every extra into the interpreter that is running.
+
+    >>> print(install_hint(["matplotlib"]).splitlines()[-1].split(" -m ")[1])
+    pip install -e '.[all]'
+    """
+    return (f"walkthrough: {', '.join(missing)} not installed for {sys.executable}; "
+            "nothing was run. Use the project's environment (`make quick` creates .venv and "
+            "runs this with .venv/bin/python), or install everything into this interpreter with\n"
+            f"    {shlex.quote(sys.executable)} -m pip install -e '.[all]'")
+
+
+def use_progress_bars(disabled: bool) -> bool:
+    """Progress bars only on a terminal: redrawn bars fill a log file with carriage
+    returns, so with output to a file or a pipe each stage prints one line instead.
+
+    >>> use_progress_bars(disabled=True)
+    False
+    """
+    if disabled:
+        return False
+    return all(getattr(f, "isatty", lambda: False)() for f in (sys.stdout, sys.stderr))
+
+
 def parse_stages(only: list[str] | None, quick: bool) -> list[str]:
     """The stages to run, in walkthrough order.
 
@@ -236,9 +322,12 @@ def parse_stages(only: list[str] | None, quick: bool) -> list[str]:
     >>> "scalar_vs_tensor" in parse_stages(None, quick=True)
     False
     """
-    if not only:
+    if only is None:
         return [s for s in STAGES if not (quick and s in QUICK_SKIPS)]
     names = {n.strip() for item in only for n in item.split(",") if n.strip()}
+    if not names:
+        raise SystemExit(f"walkthrough: --only needs a stage name (got {only!r}); choose from "
+                         f"{', '.join(STAGES)}")
     unknown = names - set(STAGES)
     if unknown:
         raise SystemExit(f"walkthrough: unknown stage(s) {', '.join(sorted(unknown))}; "
@@ -313,11 +402,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     stages = [] if args.render_only else parse_stages(args.only, args.quick)
+    missing = missing_packages(stages)
+    if missing:  # before the first stage, not halfway through the run
+        print(install_hint(missing), file=sys.stderr)
+        return 2
     size = "smoke" if args.smoke else "quick" if args.quick else "full"
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     path = out / MEASUREMENTS
-    progress = not args.no_progress
+    progress = use_progress_bars(args.no_progress)
     skipped = [s for s in QUICK_SKIPS if args.quick and not args.only and not args.render_only]
     if skipped:
         print(f"walkthrough: --quick skips {', '.join(skipped)} (its previous numbers, if any, "

@@ -220,3 +220,78 @@ def test_same_command_same_numbers(stage, tmp_path):
     first = run(tmp_path / "a", size="smoke", progress=False)
     second = run(tmp_path / "b", size="smoke", progress=False)
     assert _without_timings(first) == _without_timings(second)
+
+
+# ---------------------------------------------------------------- a first run without surprises
+
+
+def test_only_with_an_empty_name_is_an_error(capsys):
+    for only in ([""], [" , "], ["", ""]):
+        with pytest.raises(SystemExit) as e:
+            walkthrough.parse_stages(only, quick=False)
+        assert "--only needs a stage name" in str(e.value) and "spiral" in str(e.value)
+    with pytest.raises(SystemExit):
+        walkthrough.main(["--only", "", "--no-readme", "--no-progress"])
+
+
+def test_missing_packages_stop_the_run_before_the_first_stage(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(walkthrough.PACKAGES, "no_such_module_for_this_test", "no-such-dist")
+    monkeypatch.setitem(walkthrough.STAGE_NEEDS, "finite_diff",
+                        ("matplotlib", "no_such_module_for_this_test"))
+    code = walkthrough.main(["--smoke", "--only", "finite_diff", "--out", str(tmp_path),
+                             "--no-readme", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no-such-dist" in err and "matplotlib" not in err.split("not installed")[0]
+    assert f"{sys.executable} -m pip install -e '.[all]'" in err and "make quick" in err
+    assert not any(tmp_path.iterdir())  # nothing was run or written
+
+
+def test_every_stage_declares_its_packages_and_they_are_installed_here():
+    assert set(walkthrough.STAGE_NEEDS) == set(STAGES)
+    assert walkthrough.missing_packages(STAGES) == []
+
+
+def test_no_progress_bars_when_output_is_not_a_terminal(tmp_path, capfd):
+    # under pytest's capture neither stdout nor stderr is a terminal
+    assert walkthrough.use_progress_bars(disabled=False) is False
+    code = walkthrough.main(["--smoke", "--only", "finite_diff,graphs", "--out", str(tmp_path),
+                             "--no-readme"])
+    out, err = capfd.readouterr()
+    assert code == 0 and "\r" not in out + err
+    assert len([line for line in err.splitlines() if line.startswith("walkthrough: finite_diff")
+                or line.startswith("walkthrough: graphs")]) == 2
+
+
+def test_walkthrough_docstring_quotes_no_hand_typed_duration():
+    doc = walkthrough.__doc__
+    assert "a few minutes" not in doc and "measurements.json" in doc
+    assert not re.search(r"\d+\s*(?:min|minutes|s\b|seconds)", doc)
+
+
+def test_scalar_graph_names_its_leaves(tmp_path):
+    from experiments import graphs
+
+    m = graphs.run(tmp_path, size="smoke", progress=False)
+    dot = (tmp_path / m["scalar"]["dot"]).read_text(encoding="utf-8")
+    for name, value in graphs.LEAVES.items():
+        assert f'label="{name} (leaf)\\ndata {value:.4g}\\n' in dot
+    assert "leaf\\ndata" not in dot.replace(" (leaf)\\ndata", "")
+    assert m["scalar"]["leaf_names_drawn"] == (m["renderer"] == "dot")
+
+
+@pytest.mark.parametrize("diverged", [False, True])
+def test_optimizer_figure_explains_x_only_when_a_run_diverged(monkeypatch, tmp_path, diverged):
+    from experiments import optimizers
+
+    figures = []
+    monkeypatch.setattr(optimizers, "save", lambda fig, out, name: figures.append(fig) or name)
+    finals = [0.5, 0.2, None if diverged else 0.9]
+    results = {"SGD": {"curve": [1.0, 0.5, 0.2], "final_losses": finals, "grid": [0.01, 0.1, 1.0],
+                       "best_lr": 0.1, "final_loss": 0.2}}
+    optimizers._draw(tmp_path, results, epochs=3)
+    labels = [t.get_text() for ax in figures[0].axes if ax.get_legend()
+              for t in ax.get_legend().get_texts()]
+    assert "best learning rate" in labels
+    assert ("diverged" in labels) == diverged
+    assert not any("diverged" in ax.get_title() for ax in figures[0].axes)
