@@ -113,7 +113,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
 
 
 def _draw(out, hs, forward, central, ad_tensor, ad_scalar, truth) -> str:
-    fig, ax = figure(size=(7.2, 4.8))
+    fig, ax = figure(size=(9.6, 4.8))
     # An error of exactly 0 has no place on a log axis; draw it at a floor and say so.
     floor = 1e-18
     ax.loglog(hs, np.maximum(forward, floor), "o-", ms=3, label="forward difference")
@@ -123,13 +123,25 @@ def _draw(out, hs, forward, central, ad_tensor, ad_scalar, truth) -> str:
                                (ad_scalar, ":", "autodiff, scalar engine")):
         shown = value if value > 0 else floor
         label = f"{name}: {value:.1e}" if value > 0 else f"{name}: exactly 0 (drawn at {floor:g})"
-        ax.axhline(shown, ls=style, lw=2, color="black" if style == "-" else "tab:red", label=label)
-    ax.axhline(eps_err, color="grey", lw=0.8, ls="--", label="machine epsilon x |f'(x0)|")
+        ax.axhline(shown, ls=style, lw=1.6, color="black" if style == "-" else "tab:red",
+                   label=label, zorder=2)
+    # NOTE: autodiff's error sits at about this line, so it is drawn on top, in its own
+    # colour, or the autodiff line would hide it.
+    ax.axhline(eps_err, color="tab:green", lw=1.5, ls=(0, (5, 3)), zorder=4,
+               label=f"machine epsilon x |f'(x0)| = {eps_err:.1e}")
+    # Both lines named where they are drawn: one just above, one just below.
+    x_text = hs[0]
+    ax.annotate(f"autodiff (tensor) {ad_tensor:.1e}" if ad_tensor > 0 else "autodiff (tensor) 0",
+                (x_text, ad_tensor if ad_tensor > 0 else floor), xytext=(4, 3),
+                textcoords="offset points", fontsize=7.5, va="bottom")
+    ax.annotate(f"machine epsilon x |f'(x0)| {eps_err:.1e}", (x_text, eps_err), xytext=(4, -3),
+                textcoords="offset points", fontsize=7.5, va="top", color="tab:green")
     ax.invert_xaxis()
     ax.set_xlabel("step h (log scale, shrinking to the right)")
     ax.set_ylabel("|estimate - exact derivative| (log scale)")
     ax.set_title(f"Finite differences vs autodiff for f'({X0})")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=8, loc="upper left")
+    # outside the axes: inside, it covers the first (largest-h) difference points
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     ax.set_ylim(floor / 3, 1)
     return save(fig, out, "finite_diff.png")

@@ -150,6 +150,7 @@ def _json_float(v: float) -> float | None:
 def _draw(out, results: dict, epochs: int) -> str:
     fig, (ax, ax_sweep) = figure(ncols=2, size=(11.5, 4.6))
     steps = np.arange(epochs)
+    diverged = False
     for name, r in results.items():
         curve = np.asarray(r["curve"], dtype=float)
         ax.semilogy(steps, curve, label=f"{name} (lr {r['best_lr']:g})")
@@ -159,6 +160,7 @@ def _draw(out, results: dict, epochs: int) -> str:
         ax_sweep.plot([r["best_lr"]], [r["final_loss"]], "*", ms=14, color=line.get_color(),
                       markeredgecolor="k")
         if (~ok).any():
+            diverged = True
             ax_sweep.plot(np.asarray(r["grid"])[~ok], [max(finals[ok].max(), 1.0)] * int((~ok).sum()),
                           "x", color=line.get_color(), ms=9)
     ax.axhline(THRESHOLD, color="grey", ls="--", lw=1, label=f"threshold {THRESHOLD:g}")
@@ -169,7 +171,14 @@ def _draw(out, results: dict, epochs: int) -> str:
     ax.legend(fontsize=8)
     ax_sweep.set_xlabel("learning rate (log scale)")
     ax_sweep.set_ylabel(f"loss after {epochs} epochs (log scale)")
-    ax_sweep.set_title("Learning-rate sweeps (star: best; x: diverged)")
+    ax_sweep.set_title("Learning-rate sweeps")
     ax_sweep.grid(True, which="both", alpha=0.3)
-    ax_sweep.legend(fontsize=8)
+    from matplotlib.lines import Line2D
+
+    handles, _ = ax_sweep.get_legend_handles_labels()
+    handles.append(Line2D([], [], ls="", marker="*", ms=11, color="0.6", markeredgecolor="k",
+                          label="best learning rate"))
+    if diverged:  # the marker is explained only where it is drawn
+        handles.append(Line2D([], [], ls="", marker="x", ms=8, color="0.3", label="diverged"))
+    ax_sweep.legend(handles=handles, fontsize=8)
     return save(fig, out, "optimizers.png")

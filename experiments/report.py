@@ -304,6 +304,77 @@ def _bench_ratio(r: dict, engine: str) -> float | None:
     return None if a is None or not b else a / b
 
 
+_TARGET = re.compile(r"duograd\s*(<=|<)\s*(?:([0-9.]+)\s*x\s*)?(numpy|torch)")
+_TARGET_ROWS = _BENCH_ROWS + (("memory", "peak memory of a spiral step"),
+                              ("hvp", "Hessian-vector product"))
+
+
+def bench_targets(m: dict) -> list[dict[str, Any]]:
+    """Every benchmark target with its measured ratio, whether it was met, and by how
+    much: ``margin`` is measured / limit - 1 (negative: under the limit).
+
+    >>> t = bench_targets({"train_spiral": {"duograd": 1.5, "numpy": 1.0, "met": False,
+    ...                                     "target": "duograd <= 1.3x numpy"}})
+    >>> t[0]["limit"], t[0]["measured"], t[0]["met"], round(t[0]["margin"], 3)
+    (1.3, 1.5, False, 0.154)
+    """
+    out = []
+    for key, label in _TARGET_ROWS:
+        r = m.get(key)
+        if not isinstance(r, dict) or not isinstance(r.get("target"), str):
+            continue
+        parsed = _TARGET.fullmatch(r["target"].strip())
+        if parsed is None:
+            continue
+        op, factor, ref = parsed.groups()
+        limit = float(factor) if factor else 1.0
+        if key == "memory":
+            measured = r.get("ratio")
+        elif key == "hvp":
+            measured = r.get("ratio_to_torch")
+        else:
+            measured = _bench_ratio(r, ref)
+        met = r.get("met")
+        if met is None and measured is not None:
+            met = measured < limit if op == "<" else measured <= limit
+        out.append({"key": key, "workload": label, "target": r["target"], "reference": ref,
+                    "limit": limit, "measured": measured, "met": met,
+                    "margin": None if measured is None else measured / limit - 1.0})
+    return out
+
+
+def _target_verdict(t: dict[str, Any]) -> str:
+    """'met, 12% under the limit' / 'missed by 17%' / 'not measured'."""
+    if t["measured"] is None or t["met"] is None:
+        return "not measured"
+    off = abs(100 * t["margin"])
+    pct_off = f"{off:.0f}%" if off >= 1 else f"{off:.1f}%"
+    if t["met"]:
+        return "met" if t["margin"] == 0 else f"met, {pct_off} under the limit"
+    return f"missed by {pct_off}"
+
+
+def _targets_table(targets: list[dict[str, Any]]) -> Table:
+    return Table(["target", "workload", "measured", "met?", "by how much"], [
+        [t["target"], t["workload"],
+         "n/a" if t["measured"] is None else f"{times(t['measured'])} {t['reference']}",
+         "n/a" if t["met"] is None else ("yes" if t["met"] else "NO"), _target_verdict(t)]
+        for t in targets])
+
+
+def _targets_summary(targets: list[dict[str, Any]]) -> str:
+    measured = [t for t in targets if t["met"] is not None]
+    if not measured:
+        return ""
+    missed = [t for t in measured if not t["met"]]
+    text = f"Targets met: {len(measured) - len(missed)} of {len(measured)}"
+    if missed:
+        text += "; missed: " + "; ".join(
+            f"{t['workload']} ({t['target']}: measured {times(t['measured'])} {t['reference']}, "
+            f"{_target_verdict(t)})" for t in missed)
+    return text + "."
+
+
 def _benchmarks(m: dict) -> Section:
     s = Section("benchmarks", TITLES["benchmarks"], figures=m.get("figures", []))
     mach = m.get("machine", {})
@@ -345,6 +416,21 @@ def _benchmarks(m: dict) -> Section:
         s.paragraphs.append(summary + " Below 1x, duograd was faster. Timings on a shared "
                             "machine carry visible spread.")
         s.headline = summary
+    blas = m.get("train_blas")
+    blas_ratio = _bench_ratio(blas, "numpy") if isinstance(blas, dict) else None
+    if blas_ratio is not None and blas_ratio < 1.0:
+        s.paragraphs.append(
+            f"On the BLAS-bound step duograd reads {times(blas_ratio)} the NumPy floor, below it: "
+            "both spend that step in the same BLAS calls, so the gap is run-to-run timing noise, "
+            "not a faster engine.")
+    targets = bench_targets(m)
+    if targets:
+        summary = _targets_summary(targets)
+        s.paragraphs.append(summary + " Each target, its measured ratio and the margin by which "
+                            "it was met or missed (measured / limit - 1) are in the table below.")
+        s.tables.append(_targets_table(targets))
+        if s.headline:
+            s.headline += " " + summary
     hvp = m.get("hvp")
     if isinstance(hvp, dict):
         s.tables.append(Table(["Hessian-vector product", hvp.get("unit", "")], [
@@ -572,6 +658,15 @@ def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
         for row in t.rows:
             lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
         lines.append("")
+        goals = next((t for t in bench.tables if t.header and t.header[0] == "target"), None)
+        if goals is not None:
+            lines.append("Benchmark targets (\"by how much\" is measured / limit - 1):")
+            lines.append("")
+            lines.append("| " + " | ".join(goals.header) + " |")
+            lines.append("|" + " --- |" * len(goals.header))
+            for row in goals.rows:
+                lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
+            lines.append("")
     lines.append(END)
     return "\n".join(lines)
 
@@ -624,11 +719,12 @@ body{font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:110
 padding:0 1em;color:#222;line-height:1.5}
 h1{border-bottom:2px solid #333;padding-bottom:.2em}h2{margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:1em 0;font-size:.92em}
-th,td{border:1px solid #ccc;padding:.3em .6em;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f3f3f3}
-img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
+th,td{border:1px solid #ccc;padding:.3em .6em;text-align:left;vertical-align:top}
+td.num{text-align:right;white-space:nowrap}th{background:#f3f3f3}
+figure{margin:1em 0}img{max-width:100%;border:1px solid #ddd}
+figcaption{color:#444;font-size:.9em;margin-top:.2em}
 .missing{color:#a00}.meta{color:#555;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}
-nav ol{columns:2}
+nav ul{columns:2;list-style:none;padding-left:0}
 """
 
 
@@ -639,19 +735,53 @@ def _inline_md(text: str) -> str:
     return re.sub(r"`(.+?)`", r"<code>\1</code>", t)
 
 
-def _img(figure_dir: Path | None, name: str) -> str:
+# What each figure shows, for its caption (a figure not listed gets its file name).
+CAPTIONS = {
+    "spiral.png": "Left: the decision boundary on the two-arm spiral; colour is the class "
+                  "(blue 0, red 1, for the points and the shaded P(class 1) alike), circles are "
+                  "training points and triangles test points. Right: train and test loss per epoch.",
+    "digits_curves.png": "Train and test cross-entropy per epoch on the digits.",
+    "digits_confusion.png": "Confusion matrix of the test digits (rows: true digit, columns: "
+                            "predicted).",
+    "optimizers.png": "Left: loss per epoch at each optimizer's best learning rate. Right: final "
+                      "loss over each learning-rate grid; the star marks the best rate.",
+    "scalar_vs_tensor.png": "The same training step on the scalar and the tensor engine: time "
+                            "per step and nodes per graph.",
+    "benchmarks.png": "Time per step or op relative to hand-written NumPy (1x, dashed); n/a "
+                      "marks a column that was not measured.",
+    "modes.png": "Time for the full Jacobian with forward mode (jacfwd) and reverse mode "
+                 "(jacrev) as the input/output ratio n / m changes.",
+    "finite_diff.png": "Error of forward and central differences against the step h, beside "
+                       "reverse-mode autodiff's error and machine epsilon times |f'(x0)|.",
+    "graph_scalar.png": "The graph of tanh(a*b + c) * d after backward(): leaves a = 2, b = -3, "
+                        "c = 6.8, d = -0.7; each box shows its value and gradient.",
+    "graph_tensor_layer.png": "One MLP layer's forward pass on tensors, relu(x @ W + b); each box "
+                              "is a whole array.",
+}
+
+
+def _img(figure_dir: Path | None, name: str, number: int) -> str:
     path = None if figure_dir is None else Path(figure_dir) / name
     if path is None or not path.is_file():
         return f'<p class="missing">Figure {html.escape(name)} is not available.</p>'
     data = base64.b64encode(path.read_bytes()).decode("ascii")
-    return f'<img alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
+    caption = CAPTIONS.get(name, name)
+    return (f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>Figure {number}. {html.escape(caption)} "
+            f"({html.escape(name)})</figcaption></figure>")
+
+
+_NUMERIC = re.compile(r"[-+]?[\d.,]+(e[-+]?\d+)?\s*(x|%|us|ms|s|MiB)?( \w+)?|n/a|\.|-|")
 
 
 def _html_table(t: Table) -> Iterable[str]:
+    """Numbers right-aligned (so their digits line up), words left-aligned."""
     yield "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
     yield "</tr></thead><tbody>"
     for row in t.rows:
-        yield "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+        yield "<tr>" + "".join(
+            f'<td class="num">{html.escape(c)}</td>' if _NUMERIC.fullmatch(c.strip())
+            else f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
     yield "</tbody></table>"
 
 
@@ -672,15 +802,19 @@ def render_html(measurements: dict, figure_dir: str | Path | None = None) -> str
            "<h2>Summary</h2>"]
     out.extend(_html_table(Table(["experiment", "result"],
                                  [[s.title, s.headline.replace("**", "")] for s in secs])))
-    out.append("<nav><ol>" + "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>'
-                                      for s in secs) + "</ol></nav>")
+    # The titles carry their numbers ("1. Two-arm spiral"), so the list adds none.
+    out.append("<nav><h2>Contents</h2><ul>"
+               + "".join(f'<li><a href="#{s.key}">{html.escape(s.title)}</a></li>' for s in secs)
+               + "</ul></nav>")
+    n_figure = 0
     for s in secs:
         out.append(f'<h2 id="{s.key}">{html.escape(s.title)}</h2>')
         opening = "<p>" if s.measured else '<p class="missing">'
         for p in s.paragraphs:
             out.append(f"{opening}{_inline_md(p)}</p>")
         for fig in s.figures:
-            out.append(_img(Path(figure_dir) if figure_dir is not None else None, fig))
+            n_figure += 1
+            out.append(_img(Path(figure_dir) if figure_dir is not None else None, fig, n_figure))
         for t in s.tables:
             out.extend(_html_table(t))
     stages = _g(measurements, "meta", "stages", default={}) or {}
@@ -689,6 +823,8 @@ def render_html(measurements: dict, figure_dir: str | Path | None = None) -> str
         order = [k for k in TITLES if k in stages] + [k for k in stages if k not in TITLES]
         out.extend(_html_table(Table(["stage", "size", "seconds", "run at"], [
             [k, str(stages[k].get("size", "")), num(stages[k].get("seconds")),
-             str(stages[k].get("date", ""))] for k in order])))
+             str(stages[k].get("date", ""))] for k in order]
+            + [["all stages (their latest runs)", "", num(round(sum(
+                float(v.get("seconds") or 0) for v in stages.values()), 2)), ""]])))
     out.append("</body></html>")
     return "\n".join(out) + "\n"

@@ -114,17 +114,27 @@ def _draw(out, model, Xtr, Xte, ytr, yte, train_acc, test_acc, curve, grid) -> s
                 alpha=0.45)
     ax.contour(gx, gy, p1.reshape(gx.shape), levels=[0.5], colors="k", linewidths=1.2)
     colours = np.array(["#1f4e99", "#b2182b"])
-    ax.scatter(Xtr[:, 0], Xtr[:, 1], c=colours[ytr], s=14, edgecolors="white", linewidths=0.4,
-               label=f"train ({len(ytr)} points)")
+    ax.scatter(Xtr[:, 0], Xtr[:, 1], c=colours[ytr], s=14, edgecolors="white", linewidths=0.4)
     ax.scatter(Xte[:, 0], Xte[:, 1], c=colours[yte], s=34, marker="^", edgecolors="k",
-               linewidths=0.6, label=f"test ({len(yte)} points)")
+               linewidths=0.6)
     ax.set_xlim(-lim, lim)
     ax.set_ylim(-lim, lim)
     ax.set_aspect("equal")
     ax.set_xlabel("$x_1$")
     ax.set_ylabel("$x_2$")
     ax.set_title(f"Decision boundary: train {train_acc:.1%}, test {test_acc:.1%}")
-    ax.legend(loc="lower left", fontsize=8, framealpha=0.9)
+    # The key: colour is the class (points and shading alike), shape is the split.
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    key = [Patch(color=colours[0], label="class 0 (P(class 1) < 0.5: blue)"),
+           Patch(color=colours[1], label="class 1 (P(class 1) > 0.5: red)"),
+           Line2D([], [], ls="", marker="o", color="0.5", markeredgecolor="white",
+                  label=f"train ({len(ytr)} points)"),
+           Line2D([], [], ls="", marker="^", color="0.5", markeredgecolor="k",
+                  label=f"test ({len(yte)} points)"),
+           Line2D([], [], color="k", lw=1.2, label="decision boundary (P = 0.5)")]
+    ax.legend(handles=key, loc="lower left", fontsize=7.5, framealpha=0.9)
 
     plot_loss_curves(ax_loss, curve, "Learning curves (Adam, cosine-annealed lr)")
     return save(fig, out, "spiral.png")
