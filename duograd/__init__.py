@@ -13,7 +13,10 @@ array([2., 4.])
 from .tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
                      zeros_like)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import concatenate, matmul, maximum, minimum, stack, where
+from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,  # noqa: A001
+                  concatenate, cos, cumsum, exp, log, log_softmax, logsumexp, matmul, maximum, mean,
+                  minimum, relu, reshape, sigmoid, sin, softmax, softplus, sqrt, squeeze, stack, sum,
+                  tanh, transpose, unsqueeze, var, where)
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
@@ -22,6 +25,9 @@ __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
     "linspace", "randn",
     "matmul", "maximum", "minimum", "where", "concatenate", "stack",
+    "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softplus", "sin", "cos", "abs", "clip",
+    "sum", "mean", "var", "max", "min", "logsumexp", "softmax", "log_softmax", "cumsum",
+    "argmax", "argmin", "reshape", "transpose", "broadcast_to", "squeeze", "unsqueeze",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
 ]

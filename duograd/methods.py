@@ -57,8 +57,8 @@ class _Methods:
     def __ne__(self, other):
         return ops.not_equal_p(self, other) if _comparable(other) else NotImplemented
 
-    def argmax(self, axis=None) -> Tensor: return ops.argmax(self, axis)
-    def argmin(self, axis=None) -> Tensor: return ops.argmin(self, axis)
+    def argmax(self, axis=None, *, dim=None) -> Tensor: return ops.argmax(self, axis, dim=dim)
+    def argmin(self, axis=None, *, dim=None) -> Tensor: return ops.argmin(self, axis, dim=dim)
 
     # ------------------------------------------------------------ elementwise
     def exp(self) -> Tensor: return ops.exp_p(self)
@@ -74,17 +74,23 @@ class _Methods:
         return ops.clip(self, lo, hi)
 
     # ------------------------------------------------------------ reductions
-    def sum(self, axis=None, keepdims: bool = False) -> Tensor: return ops.sum(self, axis, keepdims)
-    def mean(self, axis=None, keepdims: bool = False) -> Tensor: return ops.mean(self, axis, keepdims)
-    def max(self, axis=None, keepdims: bool = False) -> Tensor: return ops.amax(self, axis, keepdims)
-    def min(self, axis=None, keepdims: bool = False) -> Tensor: return ops.amin(self, axis, keepdims)
-    def var(self, axis=None, keepdims: bool = False, ddof: int = 0) -> Tensor:
-        return ops.var(self, axis, keepdims, ddof)
-    def logsumexp(self, axis=None, keepdims: bool = False) -> Tensor:
-        return ops.logsumexp(self, axis, keepdims)
-    def cumsum(self, axis: int) -> Tensor: return ops.cumsum(self, axis)
-    def softmax(self, axis: int = -1) -> Tensor: return ops.softmax(self, axis)
-    def log_softmax(self, axis: int = -1) -> Tensor: return ops.log_softmax(self, axis)
+    # (dim and keepdim are PyTorch's names for axis and keepdims)
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
+        return ops.sum(self, axis, keepdims, dim=dim, keepdim=keepdim)
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
+        return ops.mean(self, axis, keepdims, dim=dim, keepdim=keepdim)
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
+        return ops.amax(self, axis, keepdims, dim=dim, keepdim=keepdim)
+    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
+        return ops.amin(self, axis, keepdims, dim=dim, keepdim=keepdim)
+    def var(self, axis=None, keepdims=False, ddof: int = 0, *, dim=None, keepdim=None) -> Tensor:
+        return ops.var(self, axis, keepdims, ddof, dim=dim, keepdim=keepdim)
+    def logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
+        return ops.logsumexp(self, axis, keepdims, dim=dim, keepdim=keepdim)
+    def cumsum(self, axis=None, *, dim=None) -> Tensor: return ops.cumsum(self, axis, dim=dim)
+    def softmax(self, axis: int = -1, *, dim=None) -> Tensor: return ops.softmax(self, axis, dim=dim)
+    def log_softmax(self, axis: int = -1, *, dim=None) -> Tensor:
+        return ops.log_softmax(self, axis, dim=dim)
 
     # ------------------------------------------------------------ shape
     def reshape(self, *shape) -> Tensor: return ops.reshape(self, *shape)
@@ -102,6 +108,14 @@ class _Methods:
         """A differentiable cast (the gradient is cast back)."""
         return ops.astype(self, dtype)
 
+    def float(self) -> Tensor:
+        """A differentiable cast to float32."""
+        return ops.astype(self, np.float32)
+
+    def double(self) -> Tensor:
+        """A differentiable cast to float64."""
+        return ops.astype(self, np.float64)
+
     def detach(self) -> Tensor:
         """The same values (shared) with no history and no tangents."""
         return ops.detach_p(self)
@@ -111,6 +125,42 @@ class _Methods:
         """Accumulate d(self)/d(leaf) into ``.grad`` of every leaf that requires grad."""
         autograd.backward(self, gradient, retain_graph, create_graph)
 
+    # ------------------------------------------------------------ NumPy's functions
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        fn = _UFUNCS.get(ufunc) if method == "__call__" and not kwargs else None
+        if fn is None:
+            how = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+            extra = f" with {', '.join(kwargs)}" if kwargs else ""
+            raise TypeError(f"{how}{extra} has no duograd counterpart for Tensors; use the "
+                            "Tensor's methods or .numpy() for a plain array")
+        return fn(*inputs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        fn = _FUNCTIONS.get(func)
+        if fn is None:
+            raise TypeError(f"{func.__module__}.{func.__name__} has no duograd counterpart for Tensors; use "
+                            ".numpy() for a plain array")
+        return fn(*args, **kwargs)
+
+
+# NumPy's ufuncs and functions that have a duograd counterpart: np.exp(t) is t.exp().
+_UFUNCS = {
+    np.add: ops.add_p, np.subtract: ops.sub_p, np.multiply: ops.mul_p, np.divide: ops.div_p,
+    np.power: ops.pow_p, np.negative: ops.neg_p, np.matmul: ops.matmul_p, np.exp: ops.exp_p,
+    np.log: ops.log_p, np.sqrt: ops.sqrt_p, np.tanh: ops.tanh_p, np.sin: ops.sin_p,
+    np.cos: ops.cos_p, np.absolute: ops.abs_p, np.maximum: ops.maximum_p, np.minimum: ops.minimum_p,
+    np.sign: ops.sign_p, np.greater: ops.greater_p, np.greater_equal: ops.greater_equal_p,
+    np.less: ops.less_p, np.less_equal: ops.less_equal_p, np.equal: ops.equal_p,
+    np.not_equal: ops.not_equal_p,
+}
+_FUNCTIONS = {
+    np.sum: ops.sum, np.mean: ops.mean, np.var: ops.var, np.max: ops.amax, np.amax: ops.amax,
+    np.min: ops.amin, np.amin: ops.amin, np.argmax: ops.argmax, np.argmin: ops.argmin,
+    np.cumsum: ops.cumsum, np.reshape: ops.reshape, np.transpose: ops.transpose,
+    np.squeeze: ops.squeeze, np.expand_dims: ops.unsqueeze, np.broadcast_to: ops.broadcast_to,
+    np.concatenate: ops.concatenate, np.stack: ops.stack, np.where: ops.where,
+    np.clip: ops.clip, np.dot: ops.matmul_p,
+}
 
 _CLASS_ONLY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__hash__",
                "__firstlineno__", "__static_attributes__"}

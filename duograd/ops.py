@@ -322,7 +322,8 @@ def where(cond: Any, x: Any, y: Any) -> Tensor:
         c = cond if cond.dtype == np.bool_ else not_equal_p(cond, 0)
     else:
         c = _wrap(np.asarray(cond).astype(bool))
-    return where_p(c, x, y)
+    # Lift x and y on their own: numbers take their dtype, not the bool condition's.
+    return where_p(c, *_lift_all("where", (x, y)))
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:
@@ -331,9 +332,27 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
 
 
 def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
+    """``x`` limited to [lo, hi] (either may be None); the gradient passes where
+    lo <= x <= hi, bounds included.
+
+    >>> import duograd as dg
+    >>> dg.clip(dg.tensor([-2.0, 0.5, 3.0]), -1.0, 1.0).numpy()
+    array([-1. ,  0.5,  1. ])
+    """
     if lo is None and hi is None:
         raise ValueError("clip: give lo, hi or both")
     return clip_p(x, lo=lo, hi=hi)
+
+
+def _torch_names(op: str, axis: Any, keepdims: Any, dim: Any, keepdim: Any) -> tuple[Any, Any]:
+    """PyTorch's ``dim``/``keepdim`` accepted for NumPy's ``axis``/``keepdims``."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{op}: give axis or dim, not both")
+        axis = dim
+    if keepdim is not None:
+        keepdims = keepdim
+    return axis, bool(keepdims)
 
 
 def _one_axis(x: Tensor, axis: Any, op: str) -> int:
@@ -342,7 +361,15 @@ def _one_axis(x: Tensor, axis: Any, op: str) -> int:
     return normalize_axes(axis, x.ndim, op, x.shape)[0]
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+        keepdim: bool | None = None) -> Tensor:
+    """Sum over ``axis`` (None: every axis); ``dim``/``keepdim`` are PyTorch's names.
+
+    >>> import duograd as dg
+    >>> dg.sum(dg.ones((2, 3)), dim=0).numpy()
+    array([2., 2., 2.])
+    """
+    axis, keepdims = _torch_names("sum", axis, keepdims, dim, keepdim)
     return sum_p(x, axis=normalize_axes(axis, x.ndim, "sum", x.shape), keepdims=keepdims)
 
 
@@ -350,41 +377,101 @@ def _count(x: Tensor, axis: tuple[int, ...]) -> int:
     return math.prod(x.shape[a] for a in axis)
 
 
-def mean(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+def mean(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Tensor:
+    """Mean over ``axis``.
+
+    >>> import duograd as dg
+    >>> float(dg.mean(dg.tensor([1.0, 2.0, 6.0])))
+    3.0
+    """
+    axis, keepdims = _torch_names("mean", axis, keepdims, dim, keepdim)
     axes = normalize_axes(axis, x.ndim, "mean", x.shape)
     return sum_p(x, axis=axes, keepdims=keepdims) / _count(x, axes)
 
 
-def var(x: Tensor, axis: Any = None, keepdims: bool = False, ddof: int = 0) -> Tensor:
+def var(x: Tensor, axis: Any = None, keepdims: bool = False, ddof: int = 0, *, dim: Any = None,
+        keepdim: bool | None = None) -> Tensor:
+    """Variance over ``axis`` with ``ddof`` degrees of freedom removed (NumPy's default 0).
+
+    >>> import duograd as dg
+    >>> float(dg.var(dg.tensor([1.0, 3.0])))
+    1.0
+    """
+    axis, keepdims = _torch_names("var", axis, keepdims, dim, keepdim)
     axes = normalize_axes(axis, x.ndim, "var", x.shape)
     d = x - sum_p(x, axis=axes, keepdims=True) / _count(x, axes)
     return sum_p(d * d, axis=axes, keepdims=keepdims) / (_count(x, axes) - ddof)
 
 
-def amax(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+def amax(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Tensor:
+    """The largest value over ``axis`` (values only); ties share the gradient.
+
+    >>> import duograd as dg
+    >>> dg.max(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
+    array([5., 7.])
+    """
+    axis, keepdims = _torch_names("max", axis, keepdims, dim, keepdim)
     return max_p(x, axis=normalize_axes(axis, x.ndim, "max", x.shape), keepdims=keepdims)
 
 
-def amin(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+def amin(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+         keepdim: bool | None = None) -> Tensor:
+    """The smallest value over ``axis`` (values only); ties share the gradient.
+
+    >>> import duograd as dg
+    >>> dg.min(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
+    array([1., 2.])
+    """
+    axis, keepdims = _torch_names("min", axis, keepdims, dim, keepdim)
     return min_p(x, axis=normalize_axes(axis, x.ndim, "min", x.shape), keepdims=keepdims)
 
 
-def argmax(x: Tensor, axis: Any = None) -> Tensor:
-    """Index of the largest value (over the flattened tensor when ``axis`` is None), int64."""
+def argmax(x: Tensor, axis: Any = None, *, dim: Any = None) -> Tensor:
+    """Index of the largest value (over the flattened tensor when ``axis`` is None), int64,
+    without history.
+
+    >>> import duograd as dg
+    >>> dg.argmax(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
+    array([1, 0])
+    """
+    axis, _ = _torch_names("argmax", axis, False, dim, None)
     return argmax_p(x, axis=None if axis is None else _one_axis(x, axis, "argmax"))
 
 
-def argmin(x: Tensor, axis: Any = None) -> Tensor:
-    """Index of the smallest value (over the flattened tensor when ``axis`` is None), int64."""
+def argmin(x: Tensor, axis: Any = None, *, dim: Any = None) -> Tensor:
+    """Index of the smallest value (over the flattened tensor when ``axis`` is None), int64,
+    without history.
+
+    >>> import duograd as dg
+    >>> dg.argmin(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
+    array([0, 1])
+    """
+    axis, _ = _torch_names("argmin", axis, False, dim, None)
     return argmin_p(x, axis=None if axis is None else _one_axis(x, axis, "argmin"))
 
 
-def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False) -> Tensor:
+def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+              keepdim: bool | None = None) -> Tensor:
+    """``log(sum(exp(x)))`` over ``axis``, shifted by the max so it never overflows.
+
+    >>> import duograd as dg
+    >>> float(dg.logsumexp(dg.tensor([1000.0, 1000.0])))
+    1000.6931471805599
+    """
+    axis, keepdims = _torch_names("logsumexp", axis, keepdims, dim, keepdim)
     return logsumexp_p(x, axis=normalize_axes(axis, x.ndim, "logsumexp", x.shape), keepdims=keepdims)
 
 
-def cumsum(x: Tensor, axis: int) -> Tensor:
-    """Running sum along ``axis``, as ``numpy.cumsum``."""
+def cumsum(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
+    """Running sum along ``axis``, as ``numpy.cumsum`` (``dim`` is PyTorch's name).
+
+    >>> import duograd as dg
+    >>> dg.cumsum(dg.tensor([1.0, 2.0, 3.0]), axis=0).numpy()
+    array([1., 3., 6.])
+    """
+    axis, _ = _torch_names("cumsum", axis, False, dim, None)
     return cumsum_p(x, axis=_one_axis(x, axis, "cumsum"))
 
 
@@ -396,33 +483,47 @@ def _log_softmax(x: Tensor, axes: tuple[int, ...]) -> Tensor:
     return s - logsumexp_p(s, axis=axes, keepdims=True)
 
 
-def log_softmax(x: Any, axis: int = -1) -> Tensor:
+def log_softmax(x: Any, axis: int = -1, *, dim: int | None = None) -> Tensor:
     """``log(softmax(x))`` along ``axis``, stable for any finite input.
 
     >>> import duograd as dg
     >>> dg.tensor([1000.0, 0.0]).log_softmax().numpy()
     array([    0., -1000.])
     """
+    axis, _ = _torch_names("log_softmax", None if dim is not None else axis, False, dim, None)
     x = _lift_all("log_softmax", (x,))[0]
     return _log_softmax(x, normalize_axes(axis, x.ndim, "log_softmax", x.shape))
 
 
-def softmax(x: Any, axis: int = -1) -> Tensor:
+def softmax(x: Any, axis: int = -1, *, dim: int | None = None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``axis``, as ``exp(log_softmax(x))``.
 
     >>> import duograd as dg
     >>> dg.tensor([0.0, 0.0]).softmax().numpy()
     array([0.5, 0.5])
     """
+    axis, _ = _torch_names("softmax", None if dim is not None else axis, False, dim, None)
     x = _lift_all("softmax", (x,))[0]
     return exp_p(_log_softmax(x, normalize_axes(axis, x.ndim, "softmax", x.shape)))
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
+    """The same values in a new shape (one entry may be -1).
+
+    >>> import duograd as dg
+    >>> dg.reshape(dg.ones(6), (2, -1)).shape
+    (2, 3)
+    """
     return reshape_p(x, shape=_shape_of(shape))
 
 
 def transpose(x: Tensor, *axes: Any) -> Tensor:
+    """Permute the axes (NumPy's meaning; no axes reverses them).
+
+    >>> import duograd as dg
+    >>> dg.transpose(dg.ones((2, 3, 4)), (1, 0, 2)).shape
+    (3, 2, 4)
+    """
     if not axes or axes == (None,):
         axes = tuple(range(x.ndim - 1, -1, -1))
     else:
@@ -436,10 +537,23 @@ def transpose(x: Tensor, *axes: Any) -> Tensor:
 
 
 def broadcast_to(x: Tensor, shape: Iterable[int]) -> Tensor:
+    """``x`` repeated along new or size-1 axes; its gradient sums back (``sum_to``).
+
+    >>> import duograd as dg
+    >>> dg.broadcast_to(dg.tensor([1.0, 2.0]), (2, 2)).numpy()
+    array([[1., 2.],
+           [1., 2.]])
+    """
     return broadcast_to_p(x, shape=tuple(int(n) for n in shape))
 
 
 def squeeze(x: Tensor, axis: Any = None) -> Tensor:
+    """Drop size-1 axes (all of them, or those named by ``axis``).
+
+    >>> import duograd as dg
+    >>> dg.squeeze(dg.ones((1, 3, 1))).shape
+    (3,)
+    """
     if axis is None:
         return reshape_p(x, shape=tuple(n for n in x.shape if n != 1))
     axes = normalize_axes(axis, x.ndim, "squeeze", x.shape)
@@ -451,6 +565,12 @@ def squeeze(x: Tensor, axis: Any = None) -> Tensor:
 
 
 def unsqueeze(x: Tensor, axis: int) -> Tensor:
+    """A new size-1 axis at ``axis``.
+
+    >>> import duograd as dg
+    >>> dg.unsqueeze(dg.ones(3), 0).shape
+    (1, 3)
+    """
     nd = x.ndim + 1
     if not -nd <= axis < nd:
         raise ValueError(f"unsqueeze: axis {axis} is out of range for a result of {nd} "

@@ -81,7 +81,6 @@ class Tensor:
     # Comparisons are elementwise (methods.py), so identity hashing is kept explicitly:
     # the engine keys its dicts and sets by Tensor.
     __hash__ = object.__hash__
-    __array_ufunc__ = None  # numpy_array * tensor defers to Tensor.__rmul__
 
     def __new__(cls, data: Any, requires_grad: bool = False, dtype: Any = None) -> "Tensor":
         return _wrap(_as_array(data, dtype, copy=True), bool(requires_grad))

@@ -427,19 +427,30 @@ def test_adam_first_step_closed_form():
     np.testing.assert_allclose(w.data, -0.01 * g / (np.abs(g) + 1e-8), rtol=1e-14)
 
 
-def test_optimizers_never_mutate_arrays_in_place():
-    for make in (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
-                 lambda ps: optim.Adam(ps, lr=0.1)):
-        w = dg.tensor([1.0, 2.0], requires_grad=True)
-        opt = make([w])
-        for _ in range(2):
-            data, g = w.data, dg.tensor([0.5, -0.5])
-            data_copy, g_copy = data.copy(), g.data.copy()
-            w.grad = g
-            opt.step()
-            np.testing.assert_array_equal(data, data_copy)
-            np.testing.assert_array_equal(g.data, g_copy)
-            assert w.data is not data
+OPTIMIZERS = (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
+              lambda ps: optim.Adam(ps, lr=0.1, weight_decay=0.1),
+              lambda ps: optim.AdamW(ps, lr=0.1),
+              lambda ps: optim.RMSprop(ps, lr=0.1, momentum=0.5))
+
+
+@pytest.mark.parametrize("make", OPTIMIZERS)
+def test_optimizers_step_parameters_in_place_and_never_touch_gradients(make):
+    """As torch.optim: the parameter's own array is updated (so a dg.from_numpy parameter
+    shows the step in the array it shares); the gradient is left as it was."""
+    array = np.array([1.0, 2.0])
+    w = dg.from_numpy(array, requires_grad=True)
+    twin = dg.tensor([1.0, 2.0], requires_grad=True)  # the same step on an owned copy
+    opt, opt_twin = make([w]), make([twin])
+    for _ in range(3):
+        g = dg.tensor([0.5, -0.5])
+        g_copy = g.data.copy()
+        w.grad, twin.grad = g, dg.tensor([0.5, -0.5])
+        opt.step()
+        opt_twin.step()
+        np.testing.assert_array_equal(g.data, g_copy)
+        assert w.data is array
+        np.testing.assert_array_equal(array, twin.data)
+    assert not np.allclose(array, [1.0, 2.0])
 
 
 @pytest.mark.parametrize("make, error", [

@@ -3,9 +3,9 @@ weight decay), ``Adam`` (with PyTorch's L2 ``weight_decay``), ``AdamW`` (decoupl
 decay) and ``RMSprop``. Each formula is written in the order of operations PyTorch's
 CPU kernels use, so float64 trajectories agree with ``torch.optim`` to round-off. Learning-rate schedules live in ``duograd.optim.lr_scheduler``.
 
-Updates are plain NumPy on ``.data``, nothing is recorded, and every new value is a
-new array assigned with ``p.data = ...``: no array is ever changed in place, because a
-gradient or a data array may be shared with another tensor.
+Updates are plain NumPy on ``.data`` and nothing is recorded. The new values are written
+into the parameter's own array, as ``torch.optim`` steps in place: a parameter made with
+``dg.from_numpy`` shows each step in the array it shares. Gradients are never changed.
 
 >>> import duograd as dg
 >>> from duograd import optim
@@ -27,6 +27,14 @@ from ..tensor import Tensor  # a public name; not `from .. import` (an import cy
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 
+
+
+def _write(p: Tensor, value: np.ndarray) -> None:
+    """Put a step's result into ``p``'s array in place (a read-only array is replaced)."""
+    if p.data.flags.writeable:
+        p.data[...] = value
+    else:
+        p.data = value
 
 class Optimizer:
     """What every optimizer shares: the parameter list, ``lr``, ``zero_grad``.
@@ -146,7 +154,7 @@ class SGD(Optimizer):
                 buf = d.copy() if buf is None else mu * buf + d
                 self._buf[i] = buf
                 d = d + mu * buf if self.nesterov else buf
-            p.data = p.data - lr * d
+            _write(p, p.data - lr * d)
 
 
 def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
@@ -225,7 +233,7 @@ class Adam(Optimizer):
             denom += eps
             step = m * (lr / (1 - b1 ** t))
             step /= denom
-            p.data = param - step
+            _write(p, param - step)
 
 
 class AdamW(Adam):
@@ -301,9 +309,9 @@ class RMSprop(Optimizer):
                 avg = np.sqrt(s) + eps
             if mu > 0.0:
                 buf = self._buf[i] = self._buf[i] * mu + g / avg
-                p.data = p.data - lr * buf
+                _write(p, p.data - lr * buf)
             else:
-                p.data = p.data - (lr * g) / avg
+                _write(p, p.data - (lr * g) / avg)
 
 
 from . import lr_scheduler  # noqa: E402  (it refers to Optimizer)
