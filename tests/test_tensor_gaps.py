@@ -436,3 +436,74 @@ def test_higher_order_grad_sums_over_a_reused_node():
     assert d.data == pytest.approx(3 * 1.25 ** 2 + 1, rel=1e-15)
     (dd,) = var_grad(d, [x])                     # 6 x
     assert dd.data == pytest.approx(7.5, rel=1e-15)
+
+
+# ---------------------------------------------------------------- softplus and cumsum by hand
+
+def test_softplus_derivatives_by_hand():
+    """softplus' = sigmoid, softplus'' = sigmoid (1 - sigmoid): 1/2 and 1/4 at 0."""
+    xs = np.array([-2.0, 0.0, 3.0])
+    x = dg.tensor(xs, requires_grad=True)
+    (g,) = dg.grad(x.softplus().sum(), x, create_graph=True)
+    s = 1 / (1 + np.exp(-xs))
+    np.testing.assert_allclose(g.numpy(), s, rtol=1e-15)
+    assert g.numpy()[1] == 0.5
+    (gg,) = dg.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), s * (1 - s), rtol=1e-14)
+    assert gg.numpy()[1] == 0.25
+
+
+@pytest.mark.parametrize("axis, want", [
+    (1, [[6.0, 5.0, 3.0], [15.0, 11.0, 6.0]]),    # each u summed from its position to the end
+    (0, [[5.0, 7.0, 9.0], [4.0, 5.0, 6.0]]),
+    (-1, [[6.0, 5.0, 3.0], [15.0, 11.0, 6.0]]),
+])
+def test_cumsum_gradient_by_hand(axis, want):
+    x = dg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    x.cumsum(axis).backward(np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
+# ---------------------------------------------------------------- forward mode: shapes, dtypes, values
+
+def test_tangent_entering_through_a_broadcast_operand_has_the_output_shape():
+    X = np.arange(12.0).reshape(3, 4)
+    tb = np.array([1.0, -2.0, 0.5, 3.0])
+    out, t = jvp(lambda b: dg.tensor(X) + b, (dg.tensor(np.zeros(4)),), (dg.tensor(tb),))
+    assert t.shape == out.shape == (3, 4)
+    np.testing.assert_array_equal(t.numpy(), np.broadcast_to(tb, (3, 4)))
+    _, t0 = jvp(lambda s: s * 2.0 - dg.tensor(X), (dg.tensor(1.5),), (dg.tensor(1.0),))
+    assert t0.shape == (3, 4)
+    np.testing.assert_array_equal(t0.numpy(), np.full((3, 4), 2.0))
+
+
+def test_jvp_tangent_takes_the_primal_dtype():
+    x32 = dg.tensor(X32)
+    t64 = dg.tensor(np.array([1.0, 0.1, -3.0]))
+    _, t = jvp(lambda x: x, (x32,), (t64,))
+    assert t.dtype == np.float32
+    np.testing.assert_array_equal(t.numpy(), np.array([1.0, 0.1, -3.0], dtype=np.float32))
+    _, (ta, tb) = jvp(lambda x: (x, x * 2.0), (x32,), (t64,))
+    assert ta.dtype == tb.dtype == np.float32
+
+
+def test_value_and_grad_inside_jvp_carries_both_tangents():
+    """d/de f(x + e v) = <grad f, v> for the value, and H v for the gradient."""
+    f = lambda x: (x ** 3).sum()                       # grad 3x^2, Hessian diag(6x)
+    xs, vs = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, -0.5])
+    (val, g), (tval, tg) = jvp(dg.func.value_and_grad(f), (dg.tensor(xs),), (dg.tensor(vs),))
+    assert float(val) == pytest.approx(np.sum(xs ** 3), rel=1e-15)
+    np.testing.assert_allclose(g.numpy(), 3 * xs ** 2, rtol=1e-15)
+    assert float(tval) == pytest.approx(np.sum(3 * xs ** 2 * vs), rel=1e-15)
+    np.testing.assert_allclose(tg.numpy(), 6 * xs * vs, rtol=1e-15)
+
+
+# ---------------------------------------------------------------- creation copies
+
+def test_tensor_copies_its_data_and_from_numpy_shares_it():
+    a = np.array([1.0, 2.0])
+    t, u, s = dg.tensor(a), dg.Tensor(a, requires_grad=True), dg.from_numpy(a)
+    a[0] = 99.0
+    np.testing.assert_array_equal(t.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(u.numpy(), [1.0, 2.0])
+    np.testing.assert_array_equal(s.numpy(), [99.0, 2.0])
