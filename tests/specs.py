@@ -1,6 +1,6 @@
 """OP_SPECS: the tests' twin of the op table in duograd/ops.py.
 
-One ``OpSpec`` per operation of API.md section 3 (and per interesting variant: each
+One ``OpSpec`` per operation of docs/api.md (and per interesting variant: each
 reduction for every kind of ``axis`` with ``keepdims`` both ways, every kind of index,
 every 1-D matmul case). A spec holds the operation three times over -- written on
 duograd Tensors, on NumPy arrays (the independent reference) and on torch tensors
@@ -9,8 +9,20 @@ The domains keep finite differences honest: logs and square roots see positive
 numbers, and piecewise-linear ops (relu, abs, clip, max, maximum, ...) see inputs
 well away from their kinks and ties.
 
-Adding an op to ops.py means adding a row here; every check in test_tensor_ops.py,
-test_higher_ops.py and test_tensor_oracle.py then picks it up.
+Two families are described once, declaratively, and every file that needs them reads
+the description instead of keeping its own list:
+
+- ``BINARY_OPS``: each binary elementwise op with its partial derivatives in NumPy.
+  It makes the op's OP_SPECS rows, the broadcasting tests (test_tensor_broadcast.py,
+  test_tensor_hypothesis.py) and the shape and operand-type error tests
+  (test_tensor_errors.py).
+- ``AXIS_OPS``: each op with an ``axis`` argument (reductions, softmax, cumsum) with its
+  gradient in closed form. It makes the op's OP_SPECS rows, the random-axes property
+  test (test_tensor_hypothesis.py) and the axis error tests (test_tensor_errors.py).
+
+``SELECTOR_SPECS`` holds the operations that are never differentiated (comparisons,
+argmax, argmin): forward, "no history" and torch checks, and the replay, in
+test_tensor_selectors.py. docs/adding-an-op.md says which checks pick a row up.
 
 >>> spec = SPECS_BY_NAME["mul.broadcast"]
 >>> [a.shape for a in make_inputs(spec)]
@@ -36,7 +48,8 @@ NONZERO = "nonzero"      # |x| in [0.3, 2] with a random sign: relu and abs, awa
 DISTINCT = "distinct"    # every element of every DISTINCT input differs from every other by
                          # at least ~0.1: max/min, maximum/minimum, never a tie
 CLIP = "clip"            # standard normal pushed at least 0.05 away from the bounds +-0.5
-DOMAINS = (REAL, POSITIVE, NONZERO, DISTINCT, CLIP)
+INTEGER = "integer"      # whole numbers in [-1, 1] (as floats): comparisons see ties
+DOMAINS = (REAL, POSITIVE, NONZERO, DISTINCT, CLIP, INTEGER)
 
 
 @dataclass(frozen=True)
@@ -44,11 +57,10 @@ class OpSpec:
     """One operation, written three ways, with the inputs it is checked on.
 
     ``fn`` takes duograd Tensors, ``ref`` NumPy arrays, ``torch_fn`` the torch module
-    followed by torch tensors. ``domains`` has one entry per input. ``torch_skip``
-    says why an op has no torch twin (``torch_fn`` is then None).
+    followed by torch tensors. ``domains`` has one entry per input.
 
     >>> spec = OpSpec("twice", lambda x: x * 2, lambda x: x * 2, lambda torch, x: x * 2,
-    ...               shapes=((3,),), domains=(REAL,), elementwise=True)
+    ...               shapes=((3,),), domains=(REAL,))
     >>> spec.arity
     1
     """
@@ -56,12 +68,9 @@ class OpSpec:
     name: str
     fn: Callable[..., dg.Tensor]
     ref: Callable[..., np.ndarray]
-    torch_fn: Callable[..., Any] | None
+    torch_fn: Callable[..., Any]
     shapes: tuple[Shape, ...]
     domains: tuple[str, ...]
-    elementwise: bool = False
-    group: str = "elementwise"
-    torch_skip: str | None = None
 
     @property
     def arity(self) -> int:
@@ -113,6 +122,8 @@ def draw(shapes: Sequence[Shape], domains: Sequence[str], rng: np.random.Generat
             a = rng.standard_normal(shape)
             near = np.abs(np.abs(a) - 0.5) < 0.05
             a = np.where(near, a + 0.2 * np.sign(a), a)
+        elif domain == INTEGER:
+            a = rng.integers(-1, 2, shape).astype(np.float64)
         else:
             raise ValueError(f"draw: unknown domain {domain!r}")
         out.append(np.asarray(a, dtype=dtype))
@@ -134,96 +145,140 @@ def make_tensors(spec: OpSpec, seed: int = 0, dtype: Any = np.float64,
 OP_SPECS: list[OpSpec] = []
 
 
-def _row(name: str, fn: Callable, ref: Callable, torch_fn: Callable | None, shapes, domains=None,
-         **flags: Any) -> None:
+def _row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes, domains=None) -> None:
     """Append one OpSpec; domains default to REAL for every input."""
     shapes = tuple(tuple(s) for s in shapes)
     domains = tuple(domains) if domains is not None else (REAL,) * len(shapes)
     assert len(domains) == len(shapes), name
-    OP_SPECS.append(OpSpec(name, fn, ref, torch_fn, shapes, domains, **flags))
+    assert callable(torch_fn), f"{name}: every spec has a torch twin"
+    OP_SPECS.append(OpSpec(name, fn, ref, torch_fn, shapes, domains))
 
 
-def _elementwise(name: str, fn, ref, torch_fn, shapes, domains=None, **flags: Any) -> None:
-    _row(name, fn, ref, torch_fn, shapes, domains, elementwise=True, **flags)
+# ---------------------------------------------------------------- binary elementwise ops
 
 
-# ---------------------------------------------------------------- arithmetic
+@dataclass(frozen=True)
+class BinaryOp:
+    """A binary elementwise op, declared once for every test that needs it.
+
+    Every function takes ``(x, y, c)``: ``c`` is a bool array of the output's shape, the
+    condition of ``where`` (the other ops ignore it). ``partials`` gives the elementwise
+    partial derivatives (d out/dx, d out/dy) in NumPy, on arrays already broadcast to
+    the output's shape; the broadcasting tests sum them back themselves. ``name`` is
+    how the op's error messages name it.
+
+    >>> BINARY_OPS["mul"].partials(np.array([2.0]), np.array([3.0]), None)
+    (array([3.]), array([2.]))
+    """
+
+    name: str
+    fn: Callable[..., dg.Tensor]
+    ref: Callable[..., np.ndarray]
+    torch_fn: Callable[..., Any]
+    partials: Callable[..., tuple[np.ndarray, np.ndarray]]
+    domains: tuple[str, str] = (REAL, REAL)
+
+
+def _tc(torch, c):
+    return torch.from_numpy(np.asarray(c))
+
+
+BINARY_OPS: dict[str, BinaryOp] = {op.name: op for op in [
+    BinaryOp("add", lambda x, y, c: x + y, lambda x, y, c: x + y, lambda torch, x, y, c: x + y,
+             lambda x, y, c: (np.ones_like(x), np.ones_like(y))),
+    BinaryOp("sub", lambda x, y, c: x - y, lambda x, y, c: x - y, lambda torch, x, y, c: x - y,
+             lambda x, y, c: (np.ones_like(x), -np.ones_like(y))),
+    BinaryOp("mul", lambda x, y, c: x * y, lambda x, y, c: x * y, lambda torch, x, y, c: x * y,
+             lambda x, y, c: (y, x)),
+    BinaryOp("div", lambda x, y, c: x / y, lambda x, y, c: x / y, lambda torch, x, y, c: x / y,
+             lambda x, y, c: (1 / y, -x / y ** 2), (REAL, NONZERO)),
+    BinaryOp("pow", lambda x, y, c: x ** y, lambda x, y, c: x ** y, lambda torch, x, y, c: x ** y,
+             lambda x, y, c: (y * x ** (y - 1), x ** y * np.log(x)), (POSITIVE, REAL)),
+    BinaryOp("maximum", lambda x, y, c: dg.maximum(x, y), lambda x, y, c: np.maximum(x, y),
+             lambda torch, x, y, c: torch.maximum(x, y),
+             lambda x, y, c: ((x > y) * 1.0, (y > x) * 1.0), (DISTINCT, DISTINCT)),
+    BinaryOp("minimum", lambda x, y, c: dg.minimum(x, y), lambda x, y, c: np.minimum(x, y),
+             lambda torch, x, y, c: torch.minimum(x, y),
+             lambda x, y, c: ((x < y) * 1.0, (y < x) * 1.0), (DISTINCT, DISTINCT)),
+    BinaryOp("where", lambda x, y, c: dg.where(c, x, y), lambda x, y, c: np.where(c, x, y),
+             lambda torch, x, y, c: torch.where(_tc(torch, c), x, y),
+             lambda x, y, c: (c * 1.0, ~c * 1.0)),
+]}
+
+# The broadcasting patterns every binary op gets a spec row for (test_tensor_broadcast.py
+# goes through many more).
 SAME, BCAST = ((3, 4), (3, 4)), ((3, 4), (4,))
-for suffix, shapes in (("", SAME), (".broadcast", BCAST)):
-    _elementwise("add" + suffix, lambda x, y: x + y, np.add, lambda torch, x, y: x + y, shapes,
-                 group="arithmetic")
-    _elementwise("sub" + suffix, lambda x, y: x - y, np.subtract, lambda torch, x, y: x - y, shapes,
-                 group="arithmetic")
-    _elementwise("mul" + suffix, lambda x, y: x * y, np.multiply, lambda torch, x, y: x * y, shapes,
-                 group="arithmetic")
-    _elementwise("div" + suffix, lambda x, y: x / y, np.divide, lambda torch, x, y: x / y, shapes,
-                 (REAL, NONZERO), group="arithmetic")
-    _elementwise("pow.tensor_tensor" + suffix, lambda x, y: x ** y, np.power,
-                 lambda torch, x, y: x ** y, shapes, (POSITIVE, REAL), group="arithmetic")
-_elementwise("add.scalar_tensor", lambda x, y: x + y, np.add, lambda torch, x, y: x + y,
-             ((), (2, 3)), group="arithmetic")
-_elementwise("mul.outer_broadcast", lambda x, y: x * y, np.multiply, lambda torch, x, y: x * y,
-             ((3, 1), (1, 4)), group="arithmetic")
-_elementwise("rsub.number", lambda x: 2.0 - x, lambda x: 2.0 - x, lambda torch, x: 2.0 - x,
-             ((3, 4),), group="arithmetic")
-_elementwise("rdiv.number", lambda x: 2.0 / x, lambda x: 2.0 / x, lambda torch, x: 2.0 / x,
-             ((3, 4),), (NONZERO,), group="arithmetic")
-_elementwise("pow.tensor_number", lambda x: x ** 2.5, lambda x: x ** 2.5, lambda torch, x: x ** 2.5,
-             ((3, 4),), (POSITIVE,), group="arithmetic")
-_elementwise("pow.tensor_negative_number", lambda x: x ** -1.5, lambda x: x ** -1.5,
-             lambda torch, x: x ** -1.5, ((3, 4),), (POSITIVE,), group="arithmetic")
-_elementwise("pow.tensor_int_negative_base", lambda x: x ** 3, lambda x: x ** 3,
-             lambda torch, x: x ** 3, ((3, 4),), group="arithmetic")
-_elementwise("pow.number_tensor", lambda x: 2.0 ** x, lambda x: 2.0 ** x, lambda torch, x: 2.0 ** x,
-             ((3, 4),), group="arithmetic")
-_elementwise("neg", lambda x: -x, np.negative, lambda torch, x: -x, ((3, 4),), group="arithmetic")
-_elementwise("abs", lambda x: x.abs(), np.abs, lambda torch, x: x.abs(), ((3, 4),), (NONZERO,),
-             group="arithmetic")
-_elementwise("abs.builtin", lambda x: abs(x), np.abs, lambda torch, x: abs(x), ((2, 3),), (NONZERO,),
-             group="arithmetic")
+BINARY_PATTERNS = {"": SAME, ".broadcast": BCAST, ".both_broadcast": ((3, 1), (4,))}
+
+
+def condition(shape: Shape, seed: int = 7) -> np.ndarray:
+    """A fixed random bool array: where's condition in a spec (a constant, never differentiated)."""
+    return np.random.default_rng(seed).random(shape) > 0.5
+
+
+for _op in BINARY_OPS.values():
+    for _suffix, _shapes in BINARY_PATTERNS.items():
+        _c = condition(np.broadcast_shapes(*_shapes))
+        _row(_op.name + _suffix, lambda x, y, o=_op, c=_c: o.fn(x, y, c),
+             lambda x, y, o=_op, c=_c: o.ref(x, y, c),
+             lambda torch, x, y, o=_op, c=_c: o.torch_fn(torch, x, y, c), _shapes, _op.domains)
+
+# ---------------------------------------------------------------- arithmetic: the other forms
+_row("add.scalar_tensor", lambda x, y: x + y, np.add, lambda torch, x, y: x + y, ((), (2, 3)))
+_row("mul.outer_broadcast", lambda x, y: x * y, np.multiply, lambda torch, x, y: x * y,
+     ((3, 1), (1, 4)))
+_row("rsub.number", lambda x: 2.0 - x, lambda x: 2.0 - x, lambda torch, x: 2.0 - x, ((3, 4),))
+_row("rdiv.number", lambda x: 2.0 / x, lambda x: 2.0 / x, lambda torch, x: 2.0 / x,
+     ((3, 4),), (NONZERO,))
+_row("pow.tensor_number", lambda x: x ** 2.5, lambda x: x ** 2.5, lambda torch, x: x ** 2.5,
+     ((3, 4),), (POSITIVE,))
+_row("pow.tensor_negative_number", lambda x: x ** -1.5, lambda x: x ** -1.5,
+     lambda torch, x: x ** -1.5, ((3, 4),), (POSITIVE,))
+_row("pow.tensor_int_negative_base", lambda x: x ** 3, lambda x: x ** 3,
+     lambda torch, x: x ** 3, ((3, 4),))
+_row("pow.number_tensor", lambda x: 2.0 ** x, lambda x: 2.0 ** x, lambda torch, x: 2.0 ** x,
+     ((3, 4),))
+_row("neg", lambda x: -x, np.negative, lambda torch, x: -x, ((3, 4),))
+_row("abs", lambda x: x.abs(), np.abs, lambda torch, x: x.abs(), ((3, 4),), (NONZERO,))
+_row("abs.builtin", lambda x: abs(x), np.abs, lambda torch, x: abs(x), ((2, 3),), (NONZERO,))
+_row("where.cond_broadcasts", lambda x, y, c=condition((2, 3, 4), 8): dg.where(c, x, y),
+     lambda x, y, c=condition((2, 3, 4), 8): np.where(c, x, y),
+     lambda torch, x, y, c=condition((2, 3, 4), 8): torch.where(_tc(torch, c), x, y), SAME)
+_row("where.tensor_cond_number", lambda x, c=condition((3, 4)): dg.where(dg.tensor(c.astype(float)), x, 0.5),
+     lambda x, c=condition((3, 4)): np.where(c, x, 0.5),
+     lambda torch, x, c=condition((3, 4)): torch.where(_tc(torch, c), x, 0.5), ((3, 4),))
 
 # ---------------------------------------------------------------- elementwise functions
-_elementwise("exp", lambda x: x.exp(), np.exp, lambda torch, x: x.exp(), ((3, 4),))
-_elementwise("log", lambda x: x.log(), np.log, lambda torch, x: x.log(), ((3, 4),), (POSITIVE,))
-_elementwise("sqrt", lambda x: x.sqrt(), np.sqrt, lambda torch, x: x.sqrt(), ((3, 4),), (POSITIVE,))
-_elementwise("tanh", lambda x: x.tanh(), np.tanh, lambda torch, x: x.tanh(), ((3, 4),))
-_elementwise("sigmoid", lambda x: x.sigmoid(), lambda x: 1.0 / (1.0 + np.exp(-x)),
-             lambda torch, x: x.sigmoid(), ((3, 4),))
-_elementwise("relu", lambda x: x.relu(), lambda x: np.where(x > 0, x, 0.0),
-             lambda torch, x: x.relu(), ((3, 4),), (NONZERO,))
-_elementwise("sin", lambda x: x.sin(), np.sin, lambda torch, x: x.sin(), ((3, 4),))
-_elementwise("cos", lambda x: x.cos(), np.cos, lambda torch, x: x.cos(), ((3, 4),))
-for suffix, shapes in (("", SAME), (".broadcast", BCAST), (".both_broadcast", ((3, 1), (1, 4)))):
-    _elementwise("maximum" + suffix, dg.maximum, np.maximum, lambda torch, x, y: torch.maximum(x, y),
-                 shapes, (DISTINCT, DISTINCT))
-    _elementwise("minimum" + suffix, dg.minimum, np.minimum, lambda torch, x, y: torch.minimum(x, y),
-                 shapes, (DISTINCT, DISTINCT))
-
-# cond is a constant of the spec: where never differentiates it.
-_COND = np.random.default_rng(7).random((3, 4)) > 0.5
-_COND3 = np.random.default_rng(8).random((2, 3, 4)) > 0.5
-for suffix, shapes, cond in (("", SAME, _COND), (".broadcast", ((3, 1), (4,)), _COND),
-                             (".cond_broadcasts", SAME, _COND3)):
-    _elementwise("where" + suffix, lambda x, y, c=cond: dg.where(c, x, y),
-                 lambda x, y, c=cond: np.where(c, x, y),
-                 lambda torch, x, y, c=cond: torch.where(torch.from_numpy(c), x, y), shapes)
-_elementwise("where.tensor_cond_number", lambda x, c=_COND: dg.where(dg.tensor(c.astype(float)), x, 0.5),
-             lambda x, c=_COND: np.where(c, x, 0.5),
-             lambda torch, x, c=_COND: torch.where(torch.from_numpy(c), x, 0.5), ((3, 4),))
-_elementwise("clip", lambda x: x.clip(-0.5, 0.5), lambda x: np.minimum(np.maximum(x, -0.5), 0.5),
-             lambda torch, x: x.clamp(-0.5, 0.5), ((3, 4),), (CLIP,))
-_elementwise("clip.lo_only", lambda x: x.clip(lo=-0.5), lambda x: np.maximum(x, -0.5),
-             lambda torch, x: x.clamp(min=-0.5), ((3, 4),), (CLIP,))
-_elementwise("clip.hi_only", lambda x: x.clip(hi=0.5), lambda x: np.minimum(x, 0.5),
-             lambda torch, x: x.clamp(max=0.5), ((3, 4),), (CLIP,))
+_row("exp", lambda x: x.exp(), np.exp, lambda torch, x: x.exp(), ((3, 4),))
+_row("log", lambda x: x.log(), np.log, lambda torch, x: x.log(), ((3, 4),), (POSITIVE,))
+_row("sqrt", lambda x: x.sqrt(), np.sqrt, lambda torch, x: x.sqrt(), ((3, 4),), (POSITIVE,))
+_row("tanh", lambda x: x.tanh(), np.tanh, lambda torch, x: x.tanh(), ((3, 4),))
+_row("sigmoid", lambda x: x.sigmoid(), lambda x: 1.0 / (1.0 + np.exp(-x)),
+     lambda torch, x: x.sigmoid(), ((3, 4),))
+_row("softplus", lambda x: x.softplus(), lambda x: np.logaddexp(0, x),
+     lambda torch, x: torch.nn.functional.softplus(x), ((3, 4),))
+_row("relu", lambda x: x.relu(), lambda x: np.where(x > 0, x, 0.0),
+     lambda torch, x: x.relu(), ((3, 4),), (NONZERO,))
+_row("sin", lambda x: x.sin(), np.sin, lambda torch, x: x.sin(), ((3, 4),))
+_row("cos", lambda x: x.cos(), np.cos, lambda torch, x: x.cos(), ((3, 4),))
+_row("clip", lambda x: x.clip(-0.5, 0.5), lambda x: np.minimum(np.maximum(x, -0.5), 0.5),
+     lambda torch, x: x.clamp(-0.5, 0.5), ((3, 4),), (CLIP,))
+_row("clip.lo_only", lambda x: x.clip(lo=-0.5), lambda x: np.maximum(x, -0.5),
+     lambda torch, x: x.clamp(min=-0.5), ((3, 4),), (CLIP,))
+_row("clip.hi_only", lambda x: x.clip(hi=0.5), lambda x: np.minimum(x, 0.5),
+     lambda torch, x: x.clamp(max=0.5), ((3, 4),), (CLIP,))
 
 
-# ---------------------------------------------------------------- reductions
+# ---------------------------------------------------------------- ops with an axis
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
     """torch's spelling of a NumPy axis argument (None means every axis)."""
     if axis is None:
         return tuple(range(ndim))
     return (axis,) if isinstance(axis, int) else tuple(axis)
+
+
+def _np_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    return tuple(a % ndim for a in _dims(axis, ndim))
 
 
 def _np_logsumexp(x, axis=None, keepdims=False):
@@ -237,80 +292,149 @@ def _np_softmax(x, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _back(g: np.ndarray, x: np.ndarray, axis: Any, keepdims: bool) -> np.ndarray:
+    """A reduction's cotangent ``g`` copied back along the reduced axes to ``x``'s shape."""
+    axes = _np_axes(axis, x.ndim)
+    kept = g if keepdims else np.reshape(g, [1 if i in axes else n for i, n in enumerate(x.shape)])
+    return np.broadcast_to(kept, x.shape)
+
+
+def _count(x: np.ndarray, axis: Any) -> int:
+    return int(np.prod([x.shape[a] for a in _np_axes(axis, x.ndim)]))
+
+
+def _extremum_grad(reduce: Callable) -> Callable:
+    def grad(x, axis, keepdims, g):
+        hit = x == reduce(x, axis=_np_axes(axis, x.ndim), keepdims=True)
+        return _back(g, x, axis, keepdims) * hit / hit.sum(axis=_np_axes(axis, x.ndim), keepdims=True)
+    return grad
+
+
+def _softmax_grad(x, axis, keepdims, g):
+    s = _np_softmax(x, _np_axes(axis, x.ndim))
+    return s * (g - np.sum(g * s, axis=_np_axes(axis, x.ndim), keepdims=True))
+
+
+def _log_softmax_grad(x, axis, keepdims, g):
+    return g - _np_softmax(x, _np_axes(axis, x.ndim)) * np.sum(g, axis=_np_axes(axis, x.ndim), keepdims=True)
+
+
+def _cumsum_grad(x, axis, keepdims, g):
+    # d/dx_i sum_j g_j cumsum(x)_j = sum of g_j over j >= i: the total minus the sum before i.
+    return np.sum(g, axis=axis, keepdims=True) - np.cumsum(g, axis=axis) + g
+
+
+@dataclass(frozen=True)
+class AxisOp:
+    """An op with an ``axis`` argument (a reduction, softmax, a running sum), declared once.
+
+    ``fn(x, axis, keepdims)`` on a Tensor, ``ref`` on a NumPy array, ``torch_fn`` on a
+    torch tensor (ops without ``keepdims`` ignore it). ``grad(x, axis, keepdims, g)`` is
+    the gradient of ``sum(g * op(x))`` in closed form, in NumPy. ``axes`` are the axis
+    arguments its OP_SPECS rows use on a (2, 3, 4) input. ``one_axis``: the op takes a
+    single int (a tuple is a TypeError); otherwise None, an int or a tuple of ints.
+    ``name`` is how its errors name it.
+
+    >>> op = AXIS_OPS["sum"]
+    >>> op.grad(np.zeros((2, 3)), 0, False, np.array([1.0, 2.0, 3.0]))
+    array([[1., 2., 3.],
+           [1., 2., 3.]])
+    """
+
+    name: str
+    fn: Callable[..., dg.Tensor]
+    ref: Callable[..., np.ndarray]
+    torch_fn: Callable[..., Any]
+    grad: Callable[..., np.ndarray]
+    domain: str = REAL
+    axes: tuple[Any, ...] = (None, 1, -1, (0, 2))
+    keepdims: bool = True
+    one_axis: bool = False
+
+
+AXIS_OPS: dict[str, AxisOp] = {op.name: op for op in [
+    AxisOp("sum", lambda x, a, k: x.sum(a, k), lambda x, a, k: np.sum(x, axis=a, keepdims=k),
+           lambda x, a, k: x.sum(dim=_dims(a, x.ndim), keepdim=k),
+           lambda x, a, k, g: _back(g, x, a, k)),
+    AxisOp("mean", lambda x, a, k: x.mean(a, k), lambda x, a, k: np.mean(x, axis=a, keepdims=k),
+           lambda x, a, k: x.mean(dim=_dims(a, x.ndim), keepdim=k),
+           lambda x, a, k, g: _back(g, x, a, k) / _count(x, a)),
+    AxisOp("max", lambda x, a, k: x.max(a, k), lambda x, a, k: np.max(x, axis=a, keepdims=k),
+           lambda x, a, k: x.amax(dim=_dims(a, x.ndim), keepdim=k), _extremum_grad(np.max), DISTINCT),
+    AxisOp("min", lambda x, a, k: x.min(a, k), lambda x, a, k: np.min(x, axis=a, keepdims=k),
+           lambda x, a, k: x.amin(dim=_dims(a, x.ndim), keepdim=k), _extremum_grad(np.min), DISTINCT),
+    AxisOp("logsumexp", lambda x, a, k: x.logsumexp(a, k), _np_logsumexp,
+           lambda x, a, k: x.logsumexp(dim=_dims(a, x.ndim), keepdim=k),
+           lambda x, a, k, g: _back(g, x, a, k) * np.exp(x - _np_logsumexp(x, _np_axes(a, x.ndim), True))),
+    AxisOp("var", lambda x, a, k: x.var(a, k), lambda x, a, k: np.var(x, axis=a, keepdims=k),
+           lambda x, a, k: x.var(dim=_dims(a, x.ndim), keepdim=k, correction=0),
+           lambda x, a, k, g: _back(g, x, a, k) * 2 * (x - np.mean(x, axis=_np_axes(a, x.ndim), keepdims=True))
+           / _count(x, a)),
+    AxisOp("softmax", lambda x, a, k: x.softmax(a), lambda x, a, k: _np_softmax(x, a),
+           lambda x, a, k: x.softmax(dim=a), _softmax_grad, axes=(-1, 0, 1), keepdims=False),
+    AxisOp("log_softmax", lambda x, a, k: x.log_softmax(a), lambda x, a, k: np.log(_np_softmax(x, a)),
+           lambda x, a, k: x.log_softmax(dim=a), _log_softmax_grad, axes=(-1, 0, 1), keepdims=False),
+    AxisOp("cumsum", lambda x, a, k: x.cumsum(a), lambda x, a, k: np.cumsum(x, axis=a),
+           lambda x, a, k: x.cumsum(dim=a), _cumsum_grad, axes=(0, 1, -1, -3), keepdims=False,
+           one_axis=True),
+]}
+
+
+def axis_label(op: AxisOp, axis: Any, keepdims: bool) -> str:
+    """The spec name of one axis/keepdims variant: ``sum(axis=1, keepdims=True)``."""
+    return f"{op.name}(axis={axis}, keepdims={keepdims})" if op.keepdims else f"{op.name}(axis={axis})"
+
+
 R3 = (2, 3, 4)
-AXES = (None, 1, -1, (0, 2))
-REDUCTIONS = {
-    # name: (duograd method, NumPy reference, torch, domain)
-    "sum": (lambda x, a, k: x.sum(a, k), lambda x, a, k: np.sum(x, axis=a, keepdims=k),
-            lambda x, a, k: x.sum(dim=_dims(a, x.ndim), keepdim=k), REAL),
-    "mean": (lambda x, a, k: x.mean(a, k), lambda x, a, k: np.mean(x, axis=a, keepdims=k),
-             lambda x, a, k: x.mean(dim=_dims(a, x.ndim), keepdim=k), REAL),
-    "max": (lambda x, a, k: x.max(a, k), lambda x, a, k: np.max(x, axis=a, keepdims=k),
-            lambda x, a, k: x.amax(dim=_dims(a, x.ndim), keepdim=k), DISTINCT),
-    "min": (lambda x, a, k: x.min(a, k), lambda x, a, k: np.min(x, axis=a, keepdims=k),
-            lambda x, a, k: x.amin(dim=_dims(a, x.ndim), keepdim=k), DISTINCT),
-    "logsumexp": (lambda x, a, k: x.logsumexp(a, k), _np_logsumexp,
-                  lambda x, a, k: x.logsumexp(dim=_dims(a, x.ndim), keepdim=k), REAL),
-    "var": (lambda x, a, k: x.var(a, k), lambda x, a, k: np.var(x, axis=a, keepdims=k),
-            lambda x, a, k: x.var(dim=_dims(a, x.ndim), keepdim=k, correction=0), REAL),
-}
-for rname, (fn, ref, tfn, domain) in REDUCTIONS.items():
-    for axis in AXES:
-        for keepdims in (False, True):
-            _row(f"{rname}(axis={axis}, keepdims={keepdims})",
-                 lambda x, f=fn, a=axis, k=keepdims: f(x, a, k),
-                 lambda x, f=ref, a=axis, k=keepdims: f(x, a, k),
-                 lambda torch, x, f=tfn, a=axis, k=keepdims: f(x, a, k),
-                 (R3,), (domain,), group="reduction")
+for _op in AXIS_OPS.values():
+    for _axis in _op.axes:
+        for _keepdims in ((False, True) if _op.keepdims else (False,)):
+            _row(axis_label(_op, _axis, _keepdims),
+                 lambda x, o=_op, a=_axis, k=_keepdims: o.fn(x, a, k),
+                 lambda x, o=_op, a=_axis, k=_keepdims: o.ref(x, a, k),
+                 lambda torch, x, o=_op, a=_axis, k=_keepdims: o.torch_fn(x, a, k),
+                 (R3,), (_op.domain,))
 for axis, keepdims in ((None, False), (-1, True), ((0, 2), False)):
     _row(f"var(axis={axis}, keepdims={keepdims}, ddof=1)",
          lambda x, a=axis, k=keepdims: x.var(a, k, ddof=1),
          lambda x, a=axis, k=keepdims: np.var(x, axis=a, keepdims=k, ddof=1),
          lambda torch, x, a=axis, k=keepdims: x.var(dim=_dims(a, x.ndim), keepdim=k, correction=1),
-         (R3,), group="reduction")
-_row("sum.of_vector", lambda x: x.sum(), np.sum, lambda torch, x: x.sum(), ((5,),), group="reduction")
-_row("mean.of_0d", lambda x: x.mean(), np.mean, lambda torch, x: x.mean(), ((),), group="reduction")
-for axis in (-1, 0, 1):
-    _row(f"softmax(axis={axis})", lambda x, a=axis: x.softmax(a), lambda x, a=axis: _np_softmax(x, a),
-         lambda torch, x, a=axis: x.softmax(dim=a), (R3,), group="reduction")
-    _row(f"log_softmax(axis={axis})", lambda x, a=axis: x.log_softmax(a),
-         lambda x, a=axis: np.log(_np_softmax(x, a)),
-         lambda torch, x, a=axis: x.log_softmax(dim=a), (R3,), group="reduction")
+         (R3,))
+_row("sum.of_vector", lambda x: x.sum(), np.sum, lambda torch, x: x.sum(), ((5,),))
+_row("mean.of_0d", lambda x: x.mean(), np.mean, lambda torch, x: x.mean(), ((),))
 _row("softmax.default_axis", lambda x: x.softmax(), lambda x: _np_softmax(x, -1),
-     lambda torch, x: x.softmax(dim=-1), ((3, 4),), group="reduction")
+     lambda torch, x: x.softmax(dim=-1), ((3, 4),))
 _row("log_softmax.default_axis", lambda x: x.log_softmax(), lambda x: np.log(_np_softmax(x, -1)),
-     lambda torch, x: x.log_softmax(dim=-1), ((3, 4),), group="reduction")
+     lambda torch, x: x.log_softmax(dim=-1), ((3, 4),))
 
 # ---------------------------------------------------------------- shape
 _row("reshape", lambda x: x.reshape(4, 6), lambda x: x.reshape(4, 6),
-     lambda torch, x: x.reshape(4, 6), (R3,), group="shape")
+     lambda torch, x: x.reshape(4, 6), (R3,))
 _row("reshape.tuple_with_minus_one", lambda x: x.reshape((-1, 2)), lambda x: x.reshape(-1, 2),
-     lambda torch, x: x.reshape(-1, 2), (R3,), group="shape")
+     lambda torch, x: x.reshape(-1, 2), (R3,))
 _row("reshape.to_0d", lambda x: x.reshape(()), lambda x: x.reshape(()),
-     lambda torch, x: x.reshape(()), ((1, 1),), group="shape")
+     lambda torch, x: x.reshape(()), ((1, 1),))
 _row("transpose.no_axes", lambda x: x.transpose(), lambda x: x.transpose(),
-     lambda torch, x: x.permute(2, 1, 0), (R3,), group="shape")
+     lambda torch, x: x.permute(2, 1, 0), (R3,))
 _row("transpose.axes", lambda x: x.transpose(1, 0, 2), lambda x: x.transpose(1, 0, 2),
-     lambda torch, x: x.permute(1, 0, 2), (R3,), group="shape")
+     lambda torch, x: x.permute(1, 0, 2), (R3,))
 _row("transpose.axes_tuple", lambda x: x.transpose((2, 0, 1)), lambda x: x.transpose(2, 0, 1),
-     lambda torch, x: x.permute(2, 0, 1), (R3,), group="shape")
+     lambda torch, x: x.permute(2, 0, 1), (R3,))
 _row("transpose.negative_axes", lambda x: x.transpose(-1, 0, -2), lambda x: x.transpose(-1, 0, -2),
-     lambda torch, x: x.permute(-1, 0, -2), (R3,), group="shape")
-_row("T.matrix", lambda x: x.T, lambda x: x.T, lambda torch, x: x.T, ((3, 4),), group="shape")
-_row("T.rank3", lambda x: x.T, lambda x: x.T, lambda torch, x: x.permute(2, 1, 0), (R3,), group="shape")
+     lambda torch, x: x.permute(-1, 0, -2), (R3,))
+_row("T.matrix", lambda x: x.T, lambda x: x.T, lambda torch, x: x.T, ((3, 4),))
+_row("T.rank3", lambda x: x.T, lambda x: x.T, lambda torch, x: x.permute(2, 1, 0), (R3,))
 for src, dst in (((3, 1), (2, 3, 4)), ((4,), (3, 4)), ((), (2, 3)), ((2, 1, 3), (2, 4, 3))):
     _row(f"broadcast_to{src}->{dst}", lambda x, s=dst: x.broadcast_to(s),
-         lambda x, s=dst: np.broadcast_to(x, s), lambda torch, x, s=dst: x.expand(*s), (src,),
-         group="shape")
+         lambda x, s=dst: np.broadcast_to(x, s), lambda torch, x, s=dst: x.expand(*s), (src,))
 for shape, axis in (((2, 1, 3), 1), ((2, 3, 1), -1), ((2, 1, 3, 1), None), ((1, 3, 1), (0, 2))):
     _row(f"squeeze(axis={axis})", lambda x, a=axis: x.squeeze(a), lambda x, a=axis: np.squeeze(x, a),
-         (lambda torch, x, a=axis: x.squeeze() if a is None else x.squeeze(a)), (shape,), group="shape")
+         (lambda torch, x, a=axis: x.squeeze() if a is None else x.squeeze(a)), (shape,))
 for axis in (0, 1, -1, -3):
     _row(f"unsqueeze(axis={axis})", lambda x, a=axis: x.unsqueeze(a),
          lambda x, a=axis: np.expand_dims(x, a), lambda torch, x, a=axis: x.unsqueeze(a),
-         ((2, 3),), group="shape")
-_row("flatten", lambda x: x.flatten(), lambda x: x.reshape(-1), lambda torch, x: x.flatten(), (R3,),
-     group="shape")
+         ((2, 3),))
+_row("flatten", lambda x: x.flatten(), lambda x: x.reshape(-1), lambda torch, x: x.flatten(), (R3,))
 
 
 # ---------------------------------------------------------------- indexing
@@ -347,25 +471,25 @@ INDICES = [
 ]
 for label, shape, index in INDICES:
     _row(f"getitem.{label}", lambda x, i=index: x[i], lambda x, i=index: x[i],
-         lambda torch, x, i=index: x[_torch_index(torch, i)], (shape,), group="index")
+         lambda torch, x, i=index: x[_torch_index(torch, i)], (shape,))
 # NumPy counts the int as an advanced index, separated from the array by a slice, so the
 # advanced axis goes first: shape (3, 2). torch selects with the int first: (2, 3).
 _row("getitem.mixed_int_slice_array", lambda x: x[1, :2, np.array([0, 0, 3])],
      lambda x: x[1, :2, np.array([0, 0, 3])],
-     lambda torch, x: x[1][:2, torch.tensor([0, 0, 3])].T, (R3,), group="index")
+     lambda torch, x: x[1][:2, torch.tensor([0, 0, 3])].T, (R3,))
 _row("getitem.negative_step", lambda x: x[::-1, 1:], lambda x: x[::-1, 1:],
      # torch has no negative steps; flipping is the same selection
-     lambda torch, x: x.flip(0)[:, 1:], ((3, 4),), group="index")
+     lambda torch, x: x.flip(0)[:, 1:], ((3, 4),))
 
 # ---------------------------------------------------------------- joining
 for shapes, axis in ((((2, 3), (1, 3), (3, 3)), 0), (((2, 1), (2, 3)), -1), (((2, 1, 4), (2, 3, 4)), 1)):
     _row(f"concatenate(axis={axis}){shapes}", lambda *xs, a=axis: dg.concatenate(xs, axis=a),
          lambda *xs, a=axis: np.concatenate(xs, axis=a),
-         lambda torch, *xs, a=axis: torch.cat(xs, dim=a), shapes, group="join")
+         lambda torch, *xs, a=axis: torch.cat(xs, dim=a), shapes)
 for n, axis in ((2, 0), (3, 1), (2, -1), (2, -2)):
     _row(f"stack(axis={axis})x{n}", lambda *xs, a=axis: dg.stack(xs, axis=a),
          lambda *xs, a=axis: np.stack(xs, axis=a),
-         lambda torch, *xs, a=axis: torch.stack(xs, dim=a), ((2, 3),) * n, group="join")
+         lambda torch, *xs, a=axis: torch.stack(xs, dim=a), ((2, 3),) * n)
 
 # ---------------------------------------------------------------- matmul
 MATMULS = [
@@ -381,10 +505,46 @@ MATMULS = [
     ("broadcast_batch_dims", (2, 1, 2, 3), (3, 3, 2)),
 ]
 for label, sx, sy in MATMULS:
-    _row(f"matmul.{label}", lambda x, y: x @ y, np.matmul, lambda torch, x, y: x @ y, (sx, sy),
-         group="matmul")
+    _row(f"matmul.{label}", lambda x, y: x @ y, np.matmul, lambda torch, x, y: x @ y, (sx, sy))
 _row("matmul.function", lambda x, y: dg.matmul(x, y), np.matmul, lambda torch, x, y: torch.matmul(x, y),
-     ((2, 3), (3, 2)), group="matmul")
+     ((2, 3), (3, 2)))
+
+# ====================================================================== never differentiated
+# Comparisons, argmax and argmin: their output is bool or int64, carries no history and
+# has no derivative, so they are not in OP_SPECS (which every gradient check reads).
+# test_tensor_selectors.py checks them against NumPy and torch and replays them.
+
+SELECTOR_SPECS: list[OpSpec] = []
+
+COMPARISONS = {
+    # symbol: (duograd and torch, NumPy)
+    "<": (lambda x, y: x < y, np.less),
+    "<=": (lambda x, y: x <= y, np.less_equal),
+    ">": (lambda x, y: x > y, np.greater),
+    ">=": (lambda x, y: x >= y, np.greater_equal),
+    "==": (lambda x, y: x == y, np.equal),
+    "!=": (lambda x, y: x != y, np.not_equal),
+}
+_NUMBER = 1.0  # a value INTEGER inputs hit, so == and != see ties with it too
+for _sym, (_cmp, _np_cmp) in COMPARISONS.items():
+    for _suffix, _shapes in (("", SAME), (".broadcast", BCAST), (".both_broadcast", ((3, 1), (4,)))):
+        SELECTOR_SPECS.append(OpSpec(f"{_sym}{_suffix}", _cmp, _np_cmp, lambda torch, x, y, f=_cmp: f(x, y),
+                                     _shapes, (INTEGER, INTEGER)))
+    SELECTOR_SPECS.append(OpSpec(f"{_sym}.number", lambda x, f=_cmp: f(x, _NUMBER),
+                                 lambda x, f=_np_cmp: f(x, _NUMBER),
+                                 lambda torch, x, f=_cmp: f(x, _NUMBER), ((3, 4),), (INTEGER,)))
+    SELECTOR_SPECS.append(OpSpec(f"{_sym}.number_on_the_left", lambda x, f=_cmp: f(_NUMBER, x),
+                                 lambda x, f=_np_cmp: f(_NUMBER, x),
+                                 lambda torch, x, f=_cmp: f(_NUMBER, x), ((3, 4),), (INTEGER,)))
+for _name in ("argmax", "argmin"):
+    for _axis in (None, 0, 1, -1):
+        SELECTOR_SPECS.append(OpSpec(
+            f"{_name}(axis={_axis})", lambda x, n=_name, a=_axis: getattr(x, n)(a),
+            lambda x, n=_name, a=_axis: getattr(np, n)(x, axis=a),
+            lambda torch, x, n=_name, a=_axis: getattr(torch, n)(x.reshape(-1) if a is None else x,
+                                                                **({} if a is None else {"dim": a})),
+            (R3,), (DISTINCT,)))
 
 SPECS_BY_NAME: dict[str, OpSpec] = {s.name: s for s in OP_SPECS}
 assert len(SPECS_BY_NAME) == len(OP_SPECS), "spec names must be unique"
+assert len({s.name for s in SELECTOR_SPECS}) == len(SELECTOR_SPECS), "selector names must be unique"

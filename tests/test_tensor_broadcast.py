@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import duograd as dg
-from specs import DISTINCT, NONZERO, POSITIVE, REAL, draw
+from specs import BINARY_OPS, draw
 
 # ---------------------------------------------------------------- NumPy-only helpers
 
@@ -53,26 +53,8 @@ def check_grad(t: dg.Tensor, want: np.ndarray, numeric: np.ndarray | None = None
 
 
 # ---------------------------------------------------------------- the binary ops
-# name: (duograd, NumPy, (d/dx, d/dy) in NumPy, domains). Every function also takes
-# ``c``, the condition of where (the others ignore it), drawn with the output's shape.
-BINARY = {
-    "+": (lambda x, y, c: x + y, lambda x, y, c: x + y,
-          lambda x, y, c: (np.ones_like(x), np.ones_like(y)), (REAL, REAL)),
-    "-": (lambda x, y, c: x - y, lambda x, y, c: x - y,
-          lambda x, y, c: (np.ones_like(x), -np.ones_like(y)), (REAL, REAL)),
-    "*": (lambda x, y, c: x * y, lambda x, y, c: x * y,
-          lambda x, y, c: (y, x), (REAL, REAL)),
-    "/": (lambda x, y, c: x / y, lambda x, y, c: x / y,
-          lambda x, y, c: (1 / y, -x / y ** 2), (REAL, NONZERO)),
-    "maximum": (lambda x, y, c: dg.maximum(x, y), lambda x, y, c: np.maximum(x, y),
-                lambda x, y, c: ((x > y) * 1.0, (y > x) * 1.0), (DISTINCT, DISTINCT)),
-    "minimum": (lambda x, y, c: dg.minimum(x, y), lambda x, y, c: np.minimum(x, y),
-                lambda x, y, c: ((x < y) * 1.0, (y < x) * 1.0), (DISTINCT, DISTINCT)),
-    "where": (lambda x, y, c: dg.where(c, x, y), lambda x, y, c: np.where(c, x, y),
-              lambda x, y, c: (c * 1.0, ~c * 1.0), (REAL, REAL)),
-    "**": (lambda x, y, c: x ** y, lambda x, y, c: x ** y,
-           lambda x, y, c: (y * x ** (y - 1), x ** y * np.log(x)), (POSITIVE, REAL)),
-}
+# Every binary elementwise op of specs.BINARY_OPS (its duograd and NumPy forms, its
+# partial derivatives in NumPy and its domains), through every pattern below.
 
 PATTERNS = {
     "0-d tensor with matrix": ((), (3, 4)),
@@ -90,17 +72,17 @@ PATTERNS = {
     "same shape (no broadcast)": ((3, 4), (3, 4)),
 }
 
-CASES = [(op, pat) for op in BINARY for pat in PATTERNS]
+CASES = [(op, pat) for op in BINARY_OPS for pat in PATTERNS]
 
 
 def setup_binary(op: str, sx, sy, seed: int = 0):
-    f, ref, partials, domains = BINARY[op]
+    spec = BINARY_OPS[op]
     rng = np.random.default_rng(seed)
-    x, y = draw([sx, sy], domains, rng)
+    x, y = draw([sx, sy], spec.domains, rng)
     out_shape = np.broadcast_shapes(sx, sy)
     c = rng.random(out_shape) > 0.5
     G = rng.standard_normal(out_shape)
-    return f, ref, partials, x, y, c, G
+    return spec.fn, spec.ref, spec.partials, x, y, c, G
 
 
 @pytest.mark.parametrize("op, pattern", CASES, ids=[f"{o} | {p}" for o, p in CASES])
@@ -148,7 +130,7 @@ NUMBER = 0.37  # not on the DISTINCT grid, so maximum/minimum never tie with it
 
 
 @pytest.mark.parametrize("side", ["tensor op number", "number op tensor"])
-@pytest.mark.parametrize("op", list(BINARY))
+@pytest.mark.parametrize("op", list(BINARY_OPS))
 def test_python_number_operand(op, side):
     f, ref, partials, x, y, c, G = setup_binary(op, (3, 4), (3, 4), seed=3)
     free = x if side == "tensor op number" else y
@@ -169,7 +151,7 @@ def test_python_number_operand(op, side):
 
 
 @pytest.mark.parametrize("side", ["tensor op array", "array op tensor"])
-@pytest.mark.parametrize("op", list(BINARY))
+@pytest.mark.parametrize("op", list(BINARY_OPS))
 def test_numpy_array_operand_broadcasts(op, side):
     """A NumPy array on either side, with a tensor of shape (4,) broadcast against (3, 4)."""
     if side == "tensor op array":

@@ -1,9 +1,12 @@
-"""API.md section 6: bad input gets a clear exception, never a silently wrong number.
+"""docs/api.md, "Errors": bad input gets a clear exception, never a silently wrong number.
 
 Each test asserts the exception's type, that its message names the operation and the
 shapes involved, and that the failed call left every tensor as it was: data arrays
 equal to copies taken before, ``.grad`` unchanged (including a backward that fails
 part-way through the graph).
+
+The binary elementwise ops and the ops with an axis come from specs.BINARY_OPS and
+specs.AXIS_OPS, so a new op there gets its shape, operand-type and axis errors here.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 import pytest
 
 import duograd as dg
+from specs import AXIS_OPS, BINARY_OPS
 
 
 def leaf(shape, seed=0, grad=True):
@@ -54,23 +58,11 @@ def assert_names(message: str, op: str, *shapes):
 
 # ---------------------------------------------------------------- shapes that do not broadcast
 
-BINARY = {
-    "add": lambda x, y: x + y,
-    "sub": lambda x, y: x - y,
-    "mul": lambda x, y: x * y,
-    "div": lambda x, y: x / y,
-    "pow": lambda x, y: x ** y,
-    "maximum": dg.maximum,
-    "minimum": dg.minimum,
-    "where": lambda x, y: dg.where(np.ones((2, 3), bool), x, y),
-}
-
-
-@pytest.mark.parametrize("op", list(BINARY))
+@pytest.mark.parametrize("op", list(BINARY_OPS))
 def test_shapes_that_do_not_broadcast(op):
     x, y = leaf((2, 3), 0), leaf((4,), 1)
     with unchanged(x, y), pytest.raises(ValueError) as info:
-        BINARY[op](x, y)
+        BINARY_OPS[op].fn(x, y, np.ones((2, 3), bool))
     assert_names(str(info.value), op, (2, 3), (4,))
 
 
@@ -78,7 +70,7 @@ def test_shapes_that_do_not_broadcast(op):
 def test_numpy_operand_that_does_not_broadcast(op):
     x = leaf((2, 3))
     with unchanged(x), pytest.raises(ValueError) as info:
-        BINARY[op](np.ones((3, 2)), x)
+        BINARY_OPS[op].fn(np.ones((3, 2)), x, None)
     assert_names(str(info.value), op, (3, 2), (2, 3))
 
 
@@ -116,39 +108,43 @@ def test_matmul_of_a_0d_tensor():
 
 # ---------------------------------------------------------------- axes
 
-AXIS_OPS = {
-    "sum": lambda x, a: x.sum(a),
-    "mean": lambda x, a: x.mean(a),
-    "max": lambda x, a: x.max(a),
-    "min": lambda x, a: x.min(a),
-    "logsumexp": lambda x, a: x.logsumexp(a),
-    "var": lambda x, a: x.var(a),
-    "softmax": lambda x, a: x.softmax(a),
-    "log_softmax": lambda x, a: x.log_softmax(a),
+# Every op of specs.AXIS_OPS, plus the shape ops that take an axis.
+AXIS_FNS = {name: (lambda x, a, op=op: op.fn(x, a, False)) for name, op in AXIS_OPS.items()}
+AXIS_FNS.update({
     "squeeze": lambda x, a: x.squeeze(a),
     "concatenate": lambda x, a: dg.concatenate([x, x], axis=a),
-}
+})
+ONE_AXIS = {name for name, op in AXIS_OPS.items() if op.one_axis} | {"concatenate"}
+MANY_AXES = [name for name in AXIS_OPS if name not in ONE_AXIS]
 
-
-# concatenate takes one axis, so it gets no tuple (a tuple is a TypeError, tested below).
-AXIS_CASES = [(op, axis) for op in AXIS_OPS for axis in (2, -3, (0, 2))
-              if not (op == "concatenate" and isinstance(axis, tuple))]
+# An op that takes one axis gets no tuple (a tuple is a TypeError, tested below).
+AXIS_CASES = [(op, axis) for op in AXIS_FNS for axis in (2, -3, (0, 2))
+              if not (op in ONE_AXIS and isinstance(axis, tuple))]
 
 
 @pytest.mark.parametrize("op, axis", AXIS_CASES, ids=[f"{op}-{axis}" for op, axis in AXIS_CASES])
 def test_axis_out_of_range(op, axis):
     x = leaf((2, 3))
     with unchanged(x), pytest.raises(ValueError) as info:  # np.AxisError is a ValueError too
-        AXIS_OPS[op](x, axis)
+        AXIS_FNS[op](x, axis)
     assert_names(str(info.value), op, (2, 3))
 
 
-@pytest.mark.parametrize("op", ["sum", "mean", "max", "var", "logsumexp"])
+@pytest.mark.parametrize("op", MANY_AXES)
 def test_repeated_axis(op):
     x = leaf((2, 3))
     with unchanged(x), pytest.raises(ValueError) as info:
-        AXIS_OPS[op](x, (0, -2))
+        AXIS_FNS[op](x, (0, -2))
     assert_names(str(info.value), op, (2, 3))
+
+
+@pytest.mark.parametrize("op", sorted(ONE_AXIS))
+def test_one_axis_ops_refuse_a_tuple(op):
+    """A tuple axis must not silently mean its first element."""
+    x = leaf((2, 3))
+    with unchanged(x), pytest.raises(TypeError) as info:
+        AXIS_FNS[op](x, (0, 1))
+    assert op in str(info.value) and "axis" in str(info.value)
 
 
 @pytest.mark.parametrize("axis", [3, -4])
@@ -225,13 +221,11 @@ def test_data_assignment_of_the_right_shape_is_allowed():
 # ---------------------------------------------------------------- operand types
 
 BAD_OPERANDS = {"str": "abc", "dict": {"a": 1}, "None": None, "list of str": ["a", "b", "c"]}
-TYPED_OPS = {
-    "add": lambda x, o: x + o, "radd": lambda x, o: o + x, "sub": lambda x, o: x - o,
-    "rsub": lambda x, o: o - x, "mul": lambda x, o: x * o, "div": lambda x, o: x / o,
-    "pow": lambda x, o: x ** o, "matmul": lambda x, o: x @ o, "maximum": lambda x, o: dg.maximum(x, o),
-    "minimum": lambda x, o: dg.minimum(o, x), "where": lambda x, o: dg.where(np.ones(3, bool), x, o),
-    "concatenate": lambda x, o: dg.concatenate([x, o]),
-}
+TYPED_OPS = {"matmul": lambda x, o: x @ o, "rmatmul": lambda x, o: o @ x,
+             "concatenate": lambda x, o: dg.concatenate([x, o])}
+for _name, _op in BINARY_OPS.items():  # every binary op, the bad operand on either side
+    TYPED_OPS[_name] = lambda x, o, op=_op: op.fn(x, o, np.ones(3, bool))
+    TYPED_OPS["r" + _name] = lambda x, o, op=_op: op.fn(o, x, np.ones(3, bool))
 
 
 @pytest.mark.parametrize("kind", list(BAD_OPERANDS))
@@ -240,7 +234,7 @@ def test_unsupported_operand_type(op, kind):
     x = leaf((3,))
     with unchanged(x), pytest.raises(TypeError) as info:
         TYPED_OPS[op](x, BAD_OPERANDS[kind])
-    name = {"radd": "add", "rsub": "sub"}.get(op, op)
+    name = op[1:] if op.startswith("r") and op[1:] in TYPED_OPS else op  # radd names add
     message = str(info.value)
     assert name in message, message
     # and it says what was wrong with the operand: its type, or its dtype for a list of strings
@@ -404,19 +398,12 @@ def test_failing_forward_inside_a_larger_expression_changes_nothing():
 
 
 @pytest.mark.parametrize("axis", [1.0, True, "0", (0, 0.5)], ids=["float", "bool", "str", "tuple with float"])
-def test_axis_of_the_wrong_type(axis):
+@pytest.mark.parametrize("op", list(AXIS_OPS))
+def test_axis_of_the_wrong_type(op, axis):
     x = leaf((2, 3))
     with unchanged(x), pytest.raises(TypeError) as info:
-        x.sum(axis)
-    assert "sum" in str(info.value) and "axis" in str(info.value)
-
-
-def test_concatenate_takes_one_axis():
-    """A tuple axis must not silently mean its first element."""
-    x = leaf((2, 3))
-    with unchanged(x), pytest.raises(TypeError) as info:
-        dg.concatenate([x, x], axis=(0, 1))
-    assert "concatenate" in str(info.value)
+        AXIS_FNS[op](x, axis)
+    assert op in str(info.value) and "axis" in str(info.value)
 
 
 def test_grad_of_an_unused_input_raises_before_releasing_the_graph():

@@ -1,9 +1,13 @@
-"""Property-based broadcasting: random pairs of shapes that broadcast, every binary op.
+"""Property-based broadcasting: random pairs of shapes that broadcast, every binary op,
+and random axes for every op with an axis.
 
 For each generated pair the gradient must have its input's shape, and its values must
 equal the NumPy closed form: the elementwise partial derivative times the cotangent,
 scattered back onto the input with ``np.add.at`` through the broadcast index map (a
 different route from test_tensor_broadcast.py's reductions, and from the engine's).
+For each op of specs.AXIS_OPS (sum, mean, max, ..., cumsum) and random shapes, axes and
+keepdims, the value must equal NumPy's and the gradient the op's closed form.
+The ops and their derivatives come from specs.BINARY_OPS and specs.AXIS_OPS.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import duograd as dg
+from specs import AXIS_OPS, BINARY_OPS, draw
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -45,43 +50,18 @@ def scatter_back(a: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-# name: (duograd, (d/dx, d/dy) in NumPy on the broadcast arrays, how to make y)
-OPS = {
-    "+": (lambda x, y, c: x + y, lambda x, y, c: (np.ones_like(x), np.ones_like(y))),
-    "-": (lambda x, y, c: x - y, lambda x, y, c: (np.ones_like(x), -np.ones_like(y))),
-    "*": (lambda x, y, c: x * y, lambda x, y, c: (y, x)),
-    "/": (lambda x, y, c: x / y, lambda x, y, c: (1 / y, -x / y ** 2)),
-    "maximum": (lambda x, y, c: dg.maximum(x, y), lambda x, y, c: (1.0 * (x > y), 1.0 * (y > x))),
-    "minimum": (lambda x, y, c: dg.minimum(x, y), lambda x, y, c: (1.0 * (x < y), 1.0 * (y < x))),
-    "where": (lambda x, y, c: dg.where(c, x, y), lambda x, y, c: (1.0 * c, 1.0 * ~c)),
-    "**": (lambda x, y, c: x ** y, lambda x, y, c: (y * x ** (y - 1), x ** y * np.log(x))),
-}
-
-
-def operands(op: str, sx, sy, seed: int):
-    rng = np.random.default_rng(seed)
-    if op in ("maximum", "minimum"):  # all values distinct: no ties, so the gradient is 0/1
-        vals = rng.permutation(int(np.prod(sx)) + int(np.prod(sy))) * 0.25 - 1.0
-        return vals[:int(np.prod(sx))].reshape(sx), vals[int(np.prod(sx)):].reshape(sy)
-    x = rng.uniform(0.5, 2.0, sx) if op == "**" else rng.standard_normal(sx)
-    if op == "/":
-        y = rng.uniform(0.5, 2.0, sy) * rng.choice([-1.0, 1.0], sy)
-    else:
-        y = rng.standard_normal(sy)
-    return x, y
-
-
-@pytest.mark.parametrize("op", list(OPS))
+@pytest.mark.parametrize("op", list(BINARY_OPS))
 @SETTINGS
 @given(shapes=broadcastable_pair(), seed=st.integers(0, 2 ** 16))
 def test_broadcast_gradient_property(op, shapes, seed):
     sx, sy = shapes
-    x, y = operands(op, sx, sy, seed)
+    spec = BINARY_OPS[op]
+    x, y = draw([sx, sy], spec.domains, np.random.default_rng(seed))  # DISTINCT: never a tie
     out_shape = np.broadcast_shapes(sx, sy)
     rng = np.random.default_rng(seed + 1)
     c = rng.random(out_shape) > 0.5
     G = rng.standard_normal(out_shape)
-    f, partials = OPS[op]
+    f, partials = spec.fn, spec.partials
 
     tx, ty = dg.tensor(x, requires_grad=True), dg.tensor(y, requires_grad=True)
     out = f(tx, ty, c)
@@ -116,40 +96,39 @@ def test_matmul_batch_broadcast_property(shapes, seed, m, k, n):
 
 
 @st.composite
-def shape_and_axes(draw):
+def shape_and_axes(draw_, one_axis: bool = False):
     """A shape, an axis argument (None, an int, possibly negative, or a tuple, possibly
-    empty) and keepdims."""
-    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
+    empty; one int only when ``one_axis``) and keepdims."""
+    shape = tuple(draw_(st.lists(st.integers(1, 4), min_size=1, max_size=4)))
     nd = len(shape)
-    kind = draw(st.sampled_from(["None", "int", "tuple"]))
+    kind = "int" if one_axis else draw_(st.sampled_from(["None", "int", "tuple"]))
     if kind == "None":
         axis = None
     elif kind == "int":
-        axis = draw(st.integers(-nd, nd - 1))
+        axis = draw_(st.integers(-nd, nd - 1))
     else:
-        axis = tuple(draw(st.lists(st.integers(-nd, nd - 1), unique_by=lambda a: a % nd)))
-    return shape, axis, draw(st.booleans())
+        axis = tuple(draw_(st.lists(st.integers(-nd, nd - 1), unique_by=lambda a: a % nd)))
+    return shape, axis, draw_(st.booleans())
 
 
+@pytest.mark.parametrize("name", list(AXIS_OPS))
 @SETTINGS
-@given(case=shape_and_axes(), seed=st.integers(0, 2 ** 16))
-def test_sum_and_mean_gradient_property(case, seed):
-    """sum and mean over random axes: the gradient is the cotangent copied back along the
-    reduced axes (divided by the count for mean)."""
-    shape, axis, keepdims = case
+@given(data=st.data(), seed=st.integers(0, 2 ** 16))
+def test_axis_op_gradient_property(name, data, seed):
+    """Random shapes, axes and keepdims: the value is NumPy's, the gradient has the input's
+    shape and equals the op's closed form (for sum: the cotangent copied back along the
+    reduced axes; for mean: divided by the count; ...)."""
+    op = AXIS_OPS[name]
+    shape, axis, keepdims = data.draw(shape_and_axes(one_axis=op.one_axis))
+    keepdims = keepdims and op.keepdims
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape)
-    want_sum = np.sum(x, axis=axis, keepdims=keepdims)
-    G = rng.standard_normal(np.shape(want_sum))
-    axes = tuple(range(len(shape))) if axis is None else tuple(
-        a % len(shape) for a in ((axis,) if isinstance(axis, int) else axis))
-    G_kept = G.reshape([1 if i in axes else s for i, s in enumerate(shape)])
-    count = int(np.prod([shape[a] for a in axes]))
-    for name, scale in (("sum", 1.0), ("mean", 1.0 / count)):
-        t = dg.tensor(x, requires_grad=True)
-        out = getattr(t, name)(axis, keepdims)
-        assert out.shape == np.shape(want_sum)
-        np.testing.assert_allclose(out.numpy(), want_sum * scale, rtol=1e-12, atol=1e-12)
-        out.backward(G)
-        assert t.grad.shape == shape
-        np.testing.assert_allclose(t.grad.numpy(), np.broadcast_to(G_kept * scale, shape), rtol=1e-12)
+    (x,) = draw([shape], [op.domain], rng)  # max and min: DISTINCT, never a tie
+    want = np.asarray(op.ref(x, axis, keepdims))
+    G = rng.standard_normal(want.shape)
+    t = dg.tensor(x, requires_grad=True)
+    out = op.fn(t, axis, keepdims)
+    assert out.shape == want.shape
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12, atol=1e-12)
+    out.backward(G)
+    assert t.grad.shape == shape
+    np.testing.assert_allclose(t.grad.numpy(), op.grad(x, axis, keepdims, G), rtol=1e-12, atol=1e-12)
