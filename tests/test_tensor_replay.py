@@ -50,7 +50,7 @@ def assert_replays(step, arrays_a: list[np.ndarray], arrays_b: list[np.ndarray])
             continue
         got = env[id(ra)]
         assert got.dtype == rb.dtype and got.shape == rb.shape, (k, got.dtype, rb.dtype)
-        diff = np.max(np.abs(got - rb.numpy()), initial=0.0)
+        diff = np.max(np.abs(got.astype(np.float64) - rb.numpy().astype(np.float64)), initial=0.0)
         assert np.array_equal(got, rb.numpy(), equal_nan=True), \
             f"result {k}: replay differs from eager on new inputs (max abs diff {diff})"
     # Replaying on A itself gives A's results: the recording is complete.
