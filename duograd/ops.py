@@ -479,8 +479,10 @@ def _log_softmax(x: Tensor, axes: tuple[int, ...]) -> Tensor:
     # Shift by the row max first, held constant: the result (x - m) - log(sum(exp(x - m)))
     # keeps every bit even for logits of +-1000, where x - logsumexp(x) would lose them in
     # rounding m + log(...).
+    # After the shift every row's max is 0, so exp(s) <= 1 and its sum is >= 1: plain
+    # exp, sum and log are stable here (logsumexp would find the max a second time).
     s = x - row_max_p(x, axis=axes)
-    return s - logsumexp_p(s, axis=axes, keepdims=True)
+    return s - log_p(sum_p(exp_p(s), axis=axes, keepdims=True))
 
 
 def log_softmax(x: Any, axis: int = -1, *, dim: int | None = None) -> Tensor:
