@@ -616,6 +616,12 @@ def _meta_line(measurements: dict) -> str:
 
 # ---------------------------------------------------------------- README block
 
+def _md_table(header: list, rows: list) -> list[str]:
+    """A Markdown table's lines, then a blank line."""
+    return (["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+            + ["| " + " | ".join(_md_escape(c) for c in row) + " |" for row in rows] + [""])
+
+
 def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
@@ -653,20 +659,12 @@ def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
         t = bench.tables[0]
         lines.append("Benchmark times (median; a ratio below 1x means duograd was faster):")
         lines.append("")
-        lines.append("| " + " | ".join(t.header) + " |")
-        lines.append("|" + " --- |" * len(t.header))
-        for row in t.rows:
-            lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
-        lines.append("")
+        lines += _md_table(t.header, t.rows)
         goals = next((t for t in bench.tables if t.header and t.header[0] == "target"), None)
         if goals is not None:
             lines.append("Benchmark targets (\"by how much\" is measured / limit - 1):")
             lines.append("")
-            lines.append("| " + " | ".join(goals.header) + " |")
-            lines.append("|" + " --- |" * len(goals.header))
-            for row in goals.rows:
-                lines.append("| " + " | ".join(_md_escape(c) for c in row) + " |")
-            lines.append("")
+            lines += _md_table(goals.header, goals.rows)
     lines.append(END)
     return "\n".join(lines)
 

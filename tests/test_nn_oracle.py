@@ -22,17 +22,8 @@ pytestmark = pytest.mark.oracle
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """Tiny tensors: one intra-op thread is faster and deterministic. Restored afterwards."""
-    try:
-        import torch
-    except ImportError:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def _one_thread(one_torch_thread):
+    """Tiny tensors: one torch thread (conftest.py)."""
 
 
 # ---------------------------------------------------------------- train() / eval()
@@ -104,32 +95,31 @@ def test_dropout_is_the_identity_in_eval_mode_like_torch(torch):
 # ---------------------------------------------------------------- loss modules
 
 
-@pytest.mark.parametrize("reduction", ["mean", "sum"])
-def test_mse_loss_module_matches_torch(torch, reduction):
-    rng = np.random.default_rng(5)
-    p, y = rng.standard_normal((6, 3)), rng.standard_normal((6, 3))
-    pred = dg.tensor(p, requires_grad=True)
-    loss = nn.MSELoss(reduction=reduction)(pred, y)
-    loss.backward()
-    tp = torch.tensor(p, requires_grad=True)
-    tloss = torch.nn.MSELoss(reduction=reduction)(tp, torch.from_numpy(y))
-    tloss.backward()
-    assert loss.item() == pytest.approx(tloss.item(), rel=1e-15)
-    np.testing.assert_allclose(pred.grad.numpy(), tp.grad.numpy(), rtol=1e-15, atol=1e-17)
+def _loss_data(kind):
+    rng = np.random.default_rng(5 if kind == "mse" else 6)
+    if kind == "mse":
+        return rng.standard_normal((6, 3)), rng.standard_normal((6, 3))
+    return rng.standard_normal((8, 5)) * 3, rng.integers(0, 5, size=8)
+
+
+# kind: (duograd module, torch module name, loss rtol, gradient rtol, gradient atol)
+LOSS_MODULES = {"mse": (nn.MSELoss, "MSELoss", 1e-15, 1e-15, 1e-17),
+                "cross_entropy": (nn.CrossEntropyLoss, "CrossEntropyLoss", 1e-14, 1e-13, 1e-16)}
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum"])
-def test_cross_entropy_loss_module_matches_torch(torch, reduction):
-    rng = np.random.default_rng(6)
-    z, t = rng.standard_normal((8, 5)) * 3, rng.integers(0, 5, size=8)
-    logits = dg.tensor(z, requires_grad=True)
-    loss = nn.CrossEntropyLoss(reduction=reduction)(logits, t)
+@pytest.mark.parametrize("kind", LOSS_MODULES)
+def test_loss_module_matches_torch(torch, kind, reduction):
+    ours, theirs, loss_rtol, rtol, atol = LOSS_MODULES[kind]
+    x, y = _loss_data(kind)
+    pred = dg.tensor(x, requires_grad=True)
+    loss = ours(reduction=reduction)(pred, y)
     loss.backward()
-    tz = torch.tensor(z, requires_grad=True)
-    tloss = torch.nn.CrossEntropyLoss(reduction=reduction)(tz, torch.from_numpy(t))
+    tp = torch.tensor(x, requires_grad=True)
+    tloss = getattr(torch.nn, theirs)(reduction=reduction)(tp, torch.from_numpy(y))
     tloss.backward()
-    assert loss.item() == pytest.approx(tloss.item(), rel=1e-14)
-    np.testing.assert_allclose(logits.grad.numpy(), tz.grad.numpy(), rtol=1e-13, atol=1e-16)
+    assert loss.item() == pytest.approx(tloss.item(), rel=loss_rtol)
+    np.testing.assert_allclose(pred.grad.numpy(), tp.grad.numpy(), rtol=rtol, atol=atol)
 
 
 # ---------------------------------------------------------------- clip_grad_norm_

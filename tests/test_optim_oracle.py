@@ -21,18 +21,8 @@ TOL = 1e-12
 
 
 @pytest.fixture(scope="module", autouse=True)
-def _one_torch_thread():
-    """These tensors are tiny: intra-op threads only add spin-waiting (several times
-    slower on a busy machine). The previous setting is restored afterwards."""
-    try:
-        import torch
-    except ImportError:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+def _one_thread(one_torch_thread):
+    """Tiny tensors: one torch thread (conftest.py)."""
 
 
 def torch_copy(torch, net: nn.MLP):
