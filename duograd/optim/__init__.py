@@ -29,12 +29,13 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 
 
 
-def _write(p: Tensor, value: np.ndarray) -> None:
-    """Put a step's result into ``p``'s array in place (a read-only array is replaced)."""
+def _write(p: Tensor, base: np.ndarray, step: np.ndarray) -> None:
+    """``p``'s values become ``base - step``, computed straight into ``p``'s own array (no
+    temporary; a read-only array is replaced instead)."""
     if p.data.flags.writeable:
-        p.data[...] = value
+        np.subtract(base, step, out=p.data)
     else:
-        p.data = value
+        p.data = base - step
 
 class Optimizer:
     """What every optimizer shares: the parameter list, ``lr``, ``zero_grad``.
@@ -154,7 +155,7 @@ class SGD(Optimizer):
                 buf = d.copy() if buf is None else mu * buf + d
                 self._buf[i] = buf
                 d = d + mu * buf if self.nesterov else buf
-            _write(p, p.data - lr * d)
+            _write(p, p.data, lr * d)
 
 
 def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
@@ -218,7 +219,7 @@ class Adam(Optimizer):
                 else:
                     g = g + wd * param
             # m and v are this optimizer's own arrays (never shared), so they are updated
-            # in place (fewer temporaries per step); the parameter gets a new array. Each
+            # in place (fewer temporaries per step), and so is the parameter. Each
             # product is grouped as PyTorch's kernels group it (lerp: m + w * (g - m);
             # addcmul: v + ((1 - b2) * g) * g; addcdiv: p - (step_size * m) / denom), so
             # the float64 round-off is the same.
@@ -233,7 +234,7 @@ class Adam(Optimizer):
             denom += eps
             step = m * (lr / (1 - b1 ** t))
             step /= denom
-            _write(p, param - step)
+            _write(p, param, step)
 
 
 class AdamW(Adam):
@@ -309,9 +310,9 @@ class RMSprop(Optimizer):
                 avg = np.sqrt(s) + eps
             if mu > 0.0:
                 buf = self._buf[i] = self._buf[i] * mu + g / avg
-                _write(p, p.data - lr * buf)
+                _write(p, p.data, lr * buf)
             else:
-                _write(p, p.data - (lr * g) / avg)
+                _write(p, p.data, (lr * g) / avg)
 
 
 from . import lr_scheduler  # noqa: E402  (it refers to Optimizer)
