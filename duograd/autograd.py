@@ -26,7 +26,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .shapes import sum_to
-from .tensor import Tensor, _lift_all, _wrap
+from .tensor import Tensor, _lift_all, _ndarray, _new, _wrap
 
 # Global recording state (single-threaded by design, as in micrograd and HIPS autograd).
 _grad_enabled = True
@@ -184,15 +184,24 @@ class Primitive:
                 data = self.forward(*[x._data for x in xs], **kw)
         except (ValueError, IndexError, TypeError) as e:
             raise _forward_error(self, e, xs) from None
+        # The body of tensor._wrap, inlined: this is the hottest line of the engine and the
+        # call alone is ~2% of a primitive call's instructions (benchmarks/instructions.py).
+        # tests/test_tensor_api.py checks that the two set the same fields.
+        out = _new(Tensor)
+        out._data = data if type(data) is _ndarray else np.asarray(data)
+        out.grad = out._tangent = None
         if _grad_enabled and self.differentiable:
             for x in xs:
                 if x.requires_grad:  # record: the output becomes a node of the graph
-                    out = _wrap(data, True, self, xs, kw)
+                    out.requires_grad = True
+                    out._op, out._inputs, out._kw = self, xs, kw
                     break
             else:
-                out = _wrap(data)
+                out.requires_grad = False
+                out._op = out._inputs = out._kw = None
         else:
-            out = _wrap(data)
+            out.requires_grad = False
+            out._op = out._inputs = out._kw = None
         if _watching:  # one test for both: a recording, or a jvp in progress
             if _trace is not None:
                 _trace.append((self, xs, kw, out))
@@ -212,12 +221,21 @@ def _forward_error(op: Primitive, e: Exception, xs: tuple[Tensor, ...]) -> Excep
 
 class Variadic(Primitive):
     """A primitive over any number of inputs with one VJP rule ``rule(i, g, out, *inputs, **kw)``
-    that takes the input's index."""
+    that takes the input's index (kept apart from ``vjp``, which then holds no per-input
+    rules, so that ``vjp_rule`` is the one way to reach it)."""
 
-    __slots__ = ()
+    __slots__ = ("_shared",)
+
+    def __init__(self, name: str, forward: Callable[..., np.ndarray],
+                 vjp: Sequence[Callable] | None = None,
+                 jvp: Sequence[Callable] | str | None = None, differentiable: bool = True) -> None:
+        super().__init__(name, forward, None, jvp, differentiable)
+        self._shared = vjp[0] if vjp else None
 
     def vjp_rule(self, i: int) -> Callable:
-        return functools.partial(self.vjp[0], i)
+        if self._shared is None:
+            raise NotImplementedError(f"{self.name}: no VJP rule for input {i}")
+        return functools.partial(self._shared, i)
 
 
 # The engine's own constants, as primitives so that a recorded step contains them too:
@@ -441,10 +459,17 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             if inputs is None:
                 continue
             op = node._op
+            rules = op.vjp
             for i, x in enumerate(inputs):
                 if not x.requires_grad or (needed is not None and x not in needed):
                     continue
-                gx = op.vjp_rule(i)(g, node, *inputs, **kw)
+                try:  # the table itself on the hot path; vjp_rule for the rest (and its errors)
+                    rule = rules[i]
+                except (TypeError, IndexError):
+                    rule = None
+                if rule is None:
+                    rule = op.vjp_rule(i)
+                gx = rule(g, node, *inputs, **kw)
                 xd, gd = x._data, gx._data
                 if gd.shape != xd.shape or gd.dtype is not xd.dtype:  # the cheap test first
                     gx = _fit(op, i, gx, x)

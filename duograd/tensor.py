@@ -11,7 +11,8 @@ How a Tensor is made, one way for each purpose:
 
 - ``tensor(data)`` / ``Tensor(data)``: a new leaf that owns a copy of ``data``;
   ``from_numpy(array)`` shares the array instead.
-- ``_wrap(array)``: the engine's constructor, the only place a Tensor's fields are set.
+- ``_wrap(array)``: the engine's constructor, where a Tensor's fields are set (its one
+  copy, inlined in ``Primitive.__call__`` for speed, is checked against it by a test).
 - ``_as_tensor(x)`` / ``_lift_all(op, xs)``: operands as Tensors (a Tensor passes
   through, a number or array becomes a graph-less constant).
 """
@@ -48,8 +49,9 @@ def _as_array(data: Any, dtype: Any = None, op: str = "tensor", copy: bool = Fal
 
 def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs: Any = None,
           kw: Any = None) -> "Tensor":
-    """A new Tensor around ``data`` (not copied): the one place where a Tensor's fields
-    are set. Without ``op`` it has no history; ``autograd.Primitive`` passes the
+    """A new Tensor around ``data`` (not copied): the place where a Tensor's fields are
+    set (``Primitive.__call__`` inlines this body; tests/test_tensor_api.py holds the two
+    to the same fields). Without ``op`` it has no history; ``autograd.Primitive`` passes the
     primitive, its inputs and keyword parameters to make a node of the graph.
     ``autograd.set_tangent`` owns ``_tangent`` after that."""
     t = _new(Tensor)

@@ -238,3 +238,27 @@ def test_tolist_and_requires_grad_():
     assert t.tolist() == [[1.0, 2.0]] and dg.tensor(3.0).tolist() == 3.0
     assert t.requires_grad_() is t and t.requires_grad
     assert not t.requires_grad_(False).requires_grad
+
+
+# ---------------------------------------------------------------- node creation
+
+def _fields(t: dg.Tensor) -> dict:
+    return {name: getattr(t, name) for name in dg.Tensor.__slots__ if name != "__weakref__"}
+
+
+@pytest.mark.parametrize("recorded", [False, True])
+def test_primitive_call_sets_the_same_fields_as_wrap(recorded):
+    """Primitive.__call__ inlines tensor._wrap's body: every slot is set, to what _wrap sets."""
+    from duograd.tensor import _wrap
+    x = dg.tensor([1.0, -2.0], requires_grad=recorded)
+    y = dg.exp(x)
+    fields = _fields(y)  # an unset slot would raise AttributeError here
+    expected = _fields(_wrap(y.numpy(), recorded, *((dg.exp, (x,), {}) if recorded else ())))
+    assert fields.keys() == expected.keys()
+    for name in fields:
+        if name == "_data":
+            assert fields[name] is y.numpy()
+        elif name == "_inputs" and recorded:
+            assert fields[name][0] is x and len(fields[name]) == 1
+        else:
+            assert fields[name] == expected[name], name
