@@ -65,7 +65,7 @@ from benchmarks import handwritten as hw  # noqa: E402
 
 DEFAULT_OUT = ROOT / "results" / "measurements.json"
 GRAD_TOL = 1e-10  # hand-written vs duograd gradients, max abs diff
-ENGINES = ("duograd", "torch", "torch_f32", "autograd", "numpy")  # torch_f32: a reference only
+ENGINES = ("duograd", "duograd_compiled", "torch", "torch_f32", "autograd", "numpy")  # torch_f32: a reference only
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
@@ -113,6 +113,11 @@ TARGETS = {
     "memory": "duograd <= 1.5x numpy",
     "hvp": "duograd <= 2x torch",
 }
+# dg.compile (capture and replay), as ratios to the hand-written NumPy floor; the first
+# call records, and its time is compared with one eager step.
+COMPILED_TARGETS = {"per_op": 1.6, "train_spiral": 1.10, "train_digits": 1.20, "hvp": 1.3,
+                    "chain": 2.0}
+FIRST_CALL_TARGET = 3.0
 
 
 def _optional(name: str) -> ModuleType | None:
@@ -230,7 +235,48 @@ def _chain_engines(x0: np.ndarray, n: int, torch: ModuleType | None,
         hips_grad = hips.grad(lambda x: anp.sum(_chain(x, n, anp.tanh, anp.exp)))
         engines["autograd"] = lambda: hips_grad(x0)
     engines["numpy"] = lambda: hw.chain_grad(x0, n)[1]
+    engines["duograd_compiled"] = _compiled_chain(x0, n)()
     return engines
+
+
+def _compiled_chain(x0: np.ndarray, n: int) -> Callable[[], Callable[[], np.ndarray]]:
+    """A maker of the chain's step through ``dg.compile`` (a fresh one records on its first
+    call): the same forward and backward, into the ``.grad`` of a leaf made once."""
+    def step(x: dg.Tensor) -> dg.Tensor:
+        x.grad = None
+        _chain(x, n, dg.Tensor.tanh, dg.Tensor.exp).sum().backward()
+        return x.grad
+
+    def make() -> Callable[[], np.ndarray]:
+        fast, x = dg.compile(step), dg.tensor(x0, requires_grad=True)
+        return lambda: fast(x).numpy()
+    return make
+
+
+def _first_call(make: Callable[[], Callable[[], Any]], eager_seconds: float, repeats: int = 3) -> dict[str, Any]:
+    """The recording call of a fresh ``dg.compile`` (median over ``repeats`` fresh ones),
+    in ms and as a multiple of one eager step."""
+    samples = []
+    for _ in range(repeats):
+        fn = make()
+        gc.collect()
+        t0 = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - t0)
+    first = statistics.median(samples)
+    ratio = first / eager_seconds
+    return {"first_call_ms": _sig(first * 1e3), "first_call_ratio_to_eager": _sig(ratio),
+            "first_call_target": f"<= {FIRST_CALL_TARGET:g}x one eager step",
+            "first_call_met": ratio <= FIRST_CALL_TARGET}
+
+
+def _compiled_summary(key: str, res: dict[str, Any], numpy_key: str = "numpy",
+                      compiled_key: str = "duograd_compiled") -> dict[str, Any]:
+    """The dg.compile row of a benchmark: its ratio to NumPy against its target."""
+    ratio = _ratio(res.get(compiled_key), res.get(numpy_key))
+    limit = COMPILED_TARGETS[key]
+    return {"ratio_to_numpy": _sig(ratio), "target": f"duograd_compiled <= {limit:g}x numpy",
+            "limit": limit, "met": None if ratio is None else ratio <= limit}
 
 
 def _grad_diffs(engines: dict[str, Callable[[], Any]], reference: Any) -> dict[str, float]:
@@ -258,6 +304,9 @@ def bench_per_op(ctx: SimpleNamespace) -> dict[str, Any]:
                ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])),
                ratio_to_numpy=_sig(_ratio(res["duograd"], res["numpy"])))
     res["met"] = None if res["torch"] is None else res["duograd"] <= res["torch"]
+    res["compiled"] = _compiled_summary("per_op", res)
+    res["compiled"].update(_first_call(_compiled_chain(x0, s.per_op_ops),
+                                       times["duograd"]["median"]))
     return res
 
 
@@ -273,6 +322,8 @@ def bench_long_chain(ctx: SimpleNamespace) -> dict[str, Any]:
                ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])),
                ratio_to_numpy=_sig(_ratio(res["duograd"], res["numpy"])))
     res["met"] = None if res["torch"] is None else res["duograd"] < res["torch"]
+    res["compiled"] = _compiled_summary("chain", res)
+    res["compiled"].update(_first_call(_compiled_chain(x0, n), times["duograd"]["median"], repeats=1))
     return res
 
 
@@ -415,19 +466,54 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
                 hopt.step(g)
         engines["autograd"] = hips_step
 
+    # duograd through dg.compile: the same step on a model of its own (same initial weights).
+    # Its gradients are checked on a replay (the second call), against NumPy's at the
+    # weights that call starts from.
+    make_compiled = _compiled_mlp_step(nin, list(nouts), xt, y, adam, lr)
+    engine, cmodel = make_compiled()
+    engine()
+    w1 = [p.data.copy() for p in cmodel.parameters()]
+    engine()
+    grads["duograd_compiled"] = [p.grad.numpy().copy() for p in cmodel.parameters()]
+    grads_compiled_ref = hw.mlp_loss_and_grads(w1, x, y)[1]
+    engines["duograd_compiled"] = engine
+
     npp = [w.copy() for w in w0]
     grads["numpy"] = hw.mlp_loss_and_grads(npp, x, y)[1]
     nopt = hw.Adam(npp, lr=lr) if adam else None
     engines["numpy"] = lambda: hw.train_step(npp, nopt, x, y)
-    return SimpleNamespace(engines=engines, grads=grads, x=x, y=y, w0=w0, model=model)
+    return SimpleNamespace(engines=engines, grads=grads, x=x, y=y, w0=w0, model=model,
+                           make_compiled=make_compiled, grads_compiled_ref=grads_compiled_ref)
+
+
+def _compiled_mlp_step(nin: int, nouts: list[int], xt: dg.Tensor, y: np.ndarray, adam: bool,
+                       lr: float) -> Callable[[], tuple[Callable[[], float], nn.Module]]:
+    """A maker of (a fresh model's training step through ``dg.compile``, the model)."""
+    def make() -> tuple[Callable[[], float], nn.Module]:
+        model = nn.MLP(nin, nouts, rng=0)
+        opt = optim.Adam(model.parameters(), lr=lr) if adam else None
+
+        def step(x: dg.Tensor, y: np.ndarray) -> dg.Tensor:
+            model.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            if opt is not None:
+                opt.step()
+            return loss
+        fast = dg.compile(step)
+        return (lambda: fast(xt, y).item()), model
+    return make
 
 
 def bench_train(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
     nin, nouts, batch = getattr(ctx.sizes, kind)
     adam = kind != "blas"
     setup = mlp_setup(kind, ctx, adam=adam)
-    diffs = {k: _max_abs_diff(g, setup.grads["numpy"]) for k, g in setup.grads.items() if k != "numpy"}
+    diffs = {k: _max_abs_diff(g, setup.grads["numpy"]) for k, g in setup.grads.items()
+             if k not in ("numpy", "duograd_compiled")}
+    diffs["duograd_compiled"] = _max_abs_diff(setup.grads["duograd_compiled"], setup.grads_compiled_ref)
     _check_grads(f"{kind} step", diffs["duograd"])
+    _check_grads(f"{kind} step, compiled", diffs["duograd_compiled"])
     times = _interleaved(setup.engines, ctx.repeats(kind), ctx.inner(kind))
     res = _report(times, 1e3, "ms per step")
     res.update(model=f"MLP({nin}, {list(nouts)})", batch=batch,
@@ -438,6 +524,10 @@ def bench_train(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
                                if k != "numpy" and res[k] is not None})
     limit = {"spiral": 1.3, "digits": 1.5, "blas": 1.05}[kind]
     res["met"] = res["ratio_to_numpy"]["duograd"] <= limit
+    if f"train_{kind}" in COMPILED_TARGETS:
+        res["compiled"] = _compiled_summary(f"train_{kind}", res)
+        res["compiled"].update(_first_call(lambda: setup.make_compiled()[0],
+                                           times["duograd"]["median"]))
     return res
 
 
@@ -497,8 +587,14 @@ def bench_hvp(ctx: SimpleNamespace) -> dict[str, Any]:
             dot = dot + (g * v).sum()
         return [h.numpy() for h in dg.grad(dot, ps)]
 
+    def hvp_of(p: tuple, v: tuple) -> tuple:
+        return dg.func.hvp(loss, p, v)[1]
+
+    fast_hvp = dg.compile(hvp_of)
     engines: dict[str, Callable[[], list[np.ndarray]]] = {
-        "duograd_fwd_over_rev": fwd_over_rev, "duograd_rev_over_rev": rev_over_rev}
+        "duograd_fwd_over_rev": fwd_over_rev, "duograd_rev_over_rev": rev_over_rev,
+        "duograd_compiled": lambda: [h.numpy() for h in fast_hvp(plain, vs)],
+        "numpy": lambda: hw.mlp_hvp(w0, x, y, v0)}
     torch = ctx.torch
     if torch is not None:
         tps = tuple(torch.tensor(w, dtype=torch.float64) for w in w0)
@@ -535,6 +631,10 @@ def bench_hvp(ctx: SimpleNamespace) -> dict[str, Any]:
     res["ratio_to_torch"] = _sig(_ratio(ms["duograd_fwd_over_rev"], torch_best))
     res["ratio_rev_over_rev_to_torch"] = _sig(_ratio(ms["duograd_rev_over_rev"], torch_best))
     res["met"] = None if torch_best is None else res["ratio_to_torch"] <= 2.0
+    res["ratio_to_numpy"] = {k: _sig(_ratio(ms[k], ms["numpy"])) for k in ms if k != "numpy"}
+    res["compiled"] = _compiled_summary("hvp", ms)
+    res["compiled"].update(_first_call(lambda: (lambda f: lambda: f(plain, vs))(dg.compile(hvp_of)),
+                                       times["duograd_fwd_over_rev"]["median"]))
     return res
 
 

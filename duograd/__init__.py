@@ -20,6 +20,7 @@ from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, bro
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from .capture import Compiled, compile  # noqa: E402,A001
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
@@ -30,5 +31,6 @@ __all__ = [
     "argmax", "argmin", "reshape", "transpose", "broadcast_to", "squeeze", "unsqueeze",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
+    "compile", "Compiled",
 ]
 __version__ = "0.1.0"

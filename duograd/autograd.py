@@ -21,12 +21,17 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .shapes import sum_to
 from .tensor import Tensor, _lift_all, _ndarray, _new, _wrap
+
+# The module itself (``duograd.tensor`` the attribute is the function ``dg.tensor``), for
+# its ``_capture``: the dg.compile recording in progress, or None.
+_state = sys.modules[Tensor.__module__]
 
 # Global recording state (single-threaded by design, as in micrograd and HIPS autograd).
 _grad_enabled = True
@@ -189,7 +194,7 @@ class Primitive:
         # tests/test_tensor_api.py checks that the two set the same fields.
         out = _new(Tensor)
         out._data = data if type(data) is _ndarray else np.asarray(data)
-        out.grad = out._tangent = None
+        out._grad = out._tangent = None
         if _grad_enabled and self.differentiable:
             for x in xs:
                 if x.requires_grad:  # record: the output becomes a node of the graph
@@ -249,7 +254,9 @@ class trace:
     in call order: forward, backward, casts, seeds and tangents alike.
 
     A recording holds every Tensor it names, so their ids stay unique while it lives.
-    It is how a step is captured for replay.
+    It is how a step is captured for replay. A recording nested in another one is also
+    part of the outer one. While ``dg.compile`` records, the list also holds its effects
+    (``op`` is ``EFFECT``: ``.grad`` written, a host step such as ``opt.step()``).
 
     >>> import duograd as dg
     >>> with dg.autograd.trace() as calls:
@@ -266,8 +273,37 @@ class trace:
 
     def __exit__(self, *exc: object) -> None:
         global _trace
-        _trace = self._prev
+        inner, _trace = _trace, self._prev
+        if _trace is not None:
+            _trace.extend(inner)
         _update_watching()
+
+
+EFFECT = "effect"  # the ``op`` of an effect in a dg.compile recording: (EFFECT, kind, args, out)
+
+
+def host(fn: Callable) -> Callable:
+    """Mark ``fn`` as a host step: plain NumPy and Python state, such as ``opt.step()``.
+
+    Outside a ``dg.compile`` recording it is ``fn`` itself. Inside one, the call is
+    recorded as a whole, and a replay calls ``fn`` again at the same point, with the
+    same arguments; what it does inside is neither recorded nor warned about.
+    """
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kw: Any) -> Any:
+        if _state._capture is None:
+            return fn(*args, **kw)
+        global _trace
+        _trace.append((EFFECT, "host", (fn, args, kw), None))
+        capture, prev = _state._capture, _trace
+        _state._capture, _trace = None, None
+        _update_watching()
+        try:
+            return fn(*args, **kw)
+        finally:
+            _state._capture, _trace = capture, prev
+            _update_watching()
+    return wrapper
 
 
 def _update_watching() -> None:
@@ -501,7 +537,21 @@ def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False,
     seed = _seed(tensor, gradient, "backward")
     results = backpropagate([tensor], [seed], create_graph, retain_graph or create_graph)
     for leaf, g in results.items():
-        leaf.grad = g if leaf.grad is None else leaf.grad + g
+        if _state._capture is None:
+            leaf._grad = g if leaf._grad is None else leaf._grad + g
+        else:  # one effect of a dg.compile recording (the sum is part of it)
+            _accumulate_recorded(leaf, g)
+
+
+def _accumulate_recorded(leaf: Tensor, g: Tensor) -> None:
+    global _trace
+    recording, _trace = _trace, None
+    try:
+        new = g if leaf._grad is None else leaf._grad + g
+    finally:
+        _trace = recording
+    _trace.append((EFFECT, "accumulate", (leaf, g), new))
+    leaf._grad = new
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],

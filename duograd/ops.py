@@ -37,7 +37,7 @@ import numpy as np
 
 from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, ones_like_p, zeros_like_p  # noqa: F401
 from .shapes import broadcast_shape, keepdims_shape, normalize_axes, sum_to
-from .tensor import Tensor, _lift_all, _shape_of, _wrap
+from .tensor import Tensor, _derive, _lift_all, _shape_of, _wrap
 
 # ====================================================================== selectors
 # Never differentiated: they are locally constant, so their derivative is zero and a
@@ -310,6 +310,10 @@ greater, greater_equal, less, less_equal, equal, not_equal = (
 sign, detach, stop_gradient, identity = sign_p, detach_p, stop_gradient_p, identity_p
 
 
+def _as_bool(cond: Any) -> np.ndarray:
+    return np.asarray(cond).astype(bool)
+
+
 def where(cond: Any, x: Any, y: Any) -> Tensor:
     """``x`` where ``cond`` holds, else ``y``; ``cond`` (a bool array or a Tensor read as
     bool, nonzero meaning True) is never differentiated.
@@ -321,7 +325,7 @@ def where(cond: Any, x: Any, y: Any) -> Tensor:
     if isinstance(cond, Tensor):
         c = cond if cond.dtype == np.bool_ else not_equal_p(cond, 0)
     else:
-        c = _wrap(np.asarray(cond).astype(bool))
+        c = _wrap(_derive(_as_bool, cond))
     # Lift x and y on their own: numbers take their dtype, not the bool condition's.
     return where_p(c, *_lift_all("where", (x, y)))
 

@@ -24,6 +24,12 @@ from typing import Any
 import numpy as np
 
 _new = object.__new__
+
+# The recording in progress of ``dg.compile`` (duograd/compile.py), or None. While one is
+# on, this module tells it of what happens outside primitives: Tensors made from data,
+# arrays derived from an argument (``_derive``), writes to ``.grad`` and reads of a value
+# as a Python number (which a replay would freeze).
+_capture: Any = None
 _ndarray = np.ndarray
 _FLOATS = (np.float16, np.float32, np.float64)
 _FLOAT64 = np.dtype(np.float64)
@@ -56,12 +62,34 @@ def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs:
     ``autograd.set_tangent`` owns ``_tangent`` after that."""
     t = _new(Tensor)
     t._data = data if type(data) is _ndarray else np.asarray(data)
-    t.grad = t._tangent = None
+    t._grad = t._tangent = None
     t.requires_grad = requires_grad
     t._op = op
     t._inputs = inputs
     t._kw = kw
+    if _capture is not None:
+        _capture.created(t)
     return t
+
+
+def _derive(fn: Any, source: Any, **kw: Any) -> np.ndarray:
+    """``fn(source, **kw)``, an array computed from ``source`` outside the primitives (a
+    conversion, a check of class labels). A ``dg.compile`` recording notes it, so that a
+    replay computes it again from that call's argument instead of freezing it."""
+    if isinstance(source, Tensor):
+        source = source._data
+    out = fn(source, **kw)
+    if _capture is not None and out is not source:
+        _capture.derived(out, source, fn, kw)
+    return out
+
+
+def _convert(x: Any, dtype: Any) -> np.ndarray:
+    """An array operand as the engine holds it: float and bool kept, integers cast."""
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"unsupported operand of dtype {arr.dtype}")
+    return arr if arr.dtype.kind in "fb" else arr.astype(dtype)
 
 
 class Tensor:
@@ -78,14 +106,30 @@ class Tensor:
     array([[2., 4.]])
     """
 
-    __slots__ = ("_data", "grad", "requires_grad", "_op", "_inputs", "_kw", "_tangent",
+    __slots__ = ("_data", "_grad", "requires_grad", "_op", "_inputs", "_kw", "_tangent",
                  "__weakref__")
     # Comparisons are elementwise (methods.py), so identity hashing is kept explicitly:
     # the engine keys its dicts and sets by Tensor.
     __hash__ = object.__hash__
 
     def __new__(cls, data: Any, requires_grad: bool = False, dtype: Any = None) -> "Tensor":
-        return _wrap(_as_array(data, dtype, copy=True), bool(requires_grad))
+        if isinstance(data, (Tensor, np.ndarray)):
+            arr = _derive(_as_array, data, dtype=dtype, copy=True)
+        else:  # numbers and lists are values of the call, not arrays that can change
+            arr = _as_array(data, dtype, copy=True)
+        return _wrap(arr, bool(requires_grad))
+
+    # ------------------------------------------------------------ gradient
+    @property
+    def grad(self) -> "Tensor | None":
+        """The gradient accumulated by ``backward``, a Tensor of this tensor's shape, or None."""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: "Tensor | None") -> None:
+        if _capture is not None:
+            _capture.set_grad(self, value)
+        self._grad = value
 
     # ------------------------------------------------------------ state
     @property
@@ -96,6 +140,8 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
+        if _capture is not None:
+            _capture.read_value("assigning .data")
         arr = _as_array(value, op="Tensor.data")
         if arr.shape != self._data.shape:
             raise ValueError(f"Tensor.data: cannot assign an array of shape {arr.shape} "
@@ -124,25 +170,37 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shared, not copied)."""
+        if _capture is not None:
+            _capture.read_value("numpy()")
         return self._data
 
     def item(self) -> float:
         """The single value of a one-element tensor, as a Python number."""
         if self._data.size != 1:
             raise ValueError(f"item: only a one-element tensor has an item; this one has shape {self.shape}")
+        if _capture is not None:
+            _capture.read_value("item()")
         return self._data.item()
 
     def tolist(self) -> Any:
         """The values as nested Python lists (a number for a 0-d tensor)."""
+        if _capture is not None:
+            _capture.read_value("tolist()")
         return self._data.tolist()
 
     def __float__(self) -> float:
-        return float(self.item())
+        if self._data.size != 1:
+            raise ValueError(f"float: only a one-element tensor converts; this one has shape {self.shape}")
+        if _capture is not None:
+            _capture.read_value("float()")
+        return float(self._data.item())
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise ValueError(f"bool: the truth value of a tensor of shape {self.shape} is "
                              "ambiguous; use .numpy().any() or .numpy().all()")
+        if _capture is not None:
+            _capture.read_value("bool()")
         return bool(self._data)
 
     def __len__(self) -> int:
@@ -191,11 +249,12 @@ def _as_tensor(x: Any, dtype: Any = np.float64, op: str = "tensor") -> Tensor:
     if isinstance(x, (int, float, np.number, np.bool_)) and not isinstance(x, (complex, np.complexfloating)):
         return _wrap(np.array(x, dtype=dtype))
     if isinstance(x, (np.ndarray, list, tuple)):
-        arr = np.asarray(x)
-        if arr.dtype.kind not in "biuf":
-            raise TypeError(f"{op}: unsupported operand of dtype {arr.dtype}; expected a "
-                            "Tensor, a number or a NumPy array of numbers")
-        return _wrap(arr if arr.dtype.kind in "fb" else arr.astype(dtype))
+        try:
+            arr = _derive(_convert, x, dtype=dtype) if isinstance(x, np.ndarray) else _convert(x, dtype)
+        except TypeError as e:
+            raise TypeError(f"{op}: {e}; expected a Tensor, a number or a NumPy array of "
+                            "numbers") from None
+        return _wrap(arr)
     raise TypeError(f"{op}: unsupported operand type {type(x).__name__}; expected a "
                     "Tensor, a number or a NumPy array")
 

@@ -25,6 +25,7 @@ CATEGORIES = [
     ("test_higher", "higher-order derivatives (analytic Hessians)"),
     ("test_softmax", "softmax / cross-entropy closed-form gradient"),
     ("test_training", "training-loop pins (closed-form least squares)"),
+    ("test_compile", "dg.compile replay against eager, bit for bit"),
 ]
 ORACLE = "PyTorch oracle [optional]"
 OTHER = "nn, optim, viz, tutorial, walkthrough"

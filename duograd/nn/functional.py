@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import log_softmax, softmax
-from ..tensor import Tensor, _as_tensor
+from ..tensor import Tensor, _as_tensor, _derive
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss"]
 
@@ -85,7 +85,7 @@ def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tens
     n, c = logits.shape
     if n == 0 or c == 0:
         raise ValueError(f"cross_entropy: logits of shape {logits.shape} are empty")
-    idx = _class_indices(targets, n, c)
+    idx = _derive(_class_indices, targets, n=n, c=c)  # recomputed from the targets by a dg.compile replay
     logp = log_softmax(logits, axis=-1)
     picked = logp[np.arange(n), idx]
     return -_reduce(picked, reduction, "cross_entropy")

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
+from ..autograd import host
 from ..tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
 from .modules import Linear, Module
 
@@ -40,6 +41,7 @@ __all__ = ["clip_grad_norm_", "load_torch_state_dict", "torch_state_dict", "TORC
 # ---------------------------------------------------------------- gradient clipping
 
 
+@host  # a dg.compile replay calls it again (it computes in NumPy on the gradients)
 def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False) -> float:
     """Scale the gradients of ``params`` together so that their total norm is at most

@@ -23,6 +23,7 @@ from typing import Iterable
 
 import numpy as np
 
+from ..autograd import host
 from ..tensor import Tensor  # a public name; not `from .. import` (an import cycle)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
@@ -83,6 +84,11 @@ class Optimizer:
         if not value >= 0.0:  # also rejects nan
             raise ValueError(f"{type(self).__name__}: invalid learning rate {value} (must be >= 0)")
         self._lr = value
+
+    def __init_subclass__(cls, **kw: object) -> None:
+        super().__init_subclass__(**kw)
+        if "step" in cls.__dict__:  # a dg.compile replay calls step() itself (autograd.host)
+            cls.step = host(cls.__dict__["step"])
 
     def zero_grad(self) -> None:
         """Set every parameter's ``.grad`` to None."""

@@ -28,6 +28,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from ..autograd import host
+
 if TYPE_CHECKING:  # the package imports this module, so no import back at module level
     from . import Optimizer
 
@@ -68,6 +70,7 @@ class LRScheduler:
         self.optimizer.lr = self.get_lr()
         self._last_lr = [self.optimizer.lr]
 
+    @host  # a dg.compile replay calls it again
     def step(self) -> None:
         """Advance one epoch and set the optimizer's lr."""
         self.last_epoch += 1
