@@ -63,6 +63,7 @@ import copy
 import functools
 import gc
 import hashlib
+import operator
 import os
 import sys
 import warnings
@@ -71,7 +72,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import autograd
+from . import autograd, ops
 from .autograd import EFFECT, ones_like_p, zeros_like_p
 from .tensor import _CONSTANTS, Tensor, _wrap
 
@@ -84,6 +85,23 @@ _SHAPE_ONLY = (ones_like_p, zeros_like_p)  # results depend on the input's shape
 
 # Instruction kinds: (kind, kernel, a, b, out)
 _CALL1, _CALL2, _CALLN, _LOAD, _EFFECT = range(5)
+
+
+def _kernel(op: Any, kw: dict) -> Callable:
+    """``op.forward`` with ``kw`` bound, with as little Python in between as NumPy allows:
+    the same ufunc, method or indexing on the same arrays, so the result is the same bit
+    for bit (the forward's own shape checks hold by the signature)."""
+    if op is ops.matmul_p:
+        return np.matmul
+    if op is ops.sum_p:
+        return functools.partial(np.add.reduce, axis=kw["axis"], keepdims=kw["keepdims"])
+    if op is ops.transpose_p:
+        return operator.methodcaller("transpose", kw["axes"])
+    if op is ops.reshape_p:
+        return operator.methodcaller("reshape", kw["shape"])
+    if op is ops.getitem_p:
+        return operator.itemgetter(kw["index"])
+    return functools.partial(op.forward, **kw) if kw else op.forward
 
 
 # ---------------------------------------------------------------- signatures
@@ -208,6 +226,7 @@ class _Builder:
         self.objects: dict[int, Any] = {}  # slot -> the argument Tensor (leaves' .grad)
         self.code: list = []             # (kind, kernel, a, b, out, reads, label, role)
         self.prints: list = []           # the program's fingerprint, one entry per record
+        self.cleared: dict = {}          # leaf -> index of the set_grad(None) still in force
         self.constant_ids = {id(t) for t in _CONSTANTS.values()}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
@@ -286,14 +305,17 @@ class _Builder:
             ins.append(s)
             if folded and s not in const:
                 folded = False
-        o = len(self.values)
-        self.values.append(None)
-        by_tensor[id(out)] = o
-        self.by_array[id(out._data)] = o
         if self.fingerprints:
             self.prints.append((op.name, tuple(self.describe(s) for s in ins), _fingerprint(kw),
                                 out._data.shape, out._data.dtype.str))
         dyn = bool(kw) and any(self.dynamic(v) for v in kw.values())
+        if len(xs) == 1 and out._data is xs[0]._data and not dyn:
+            by_tensor[id(out)] = ins[0]  # the forward handed its input back (identity, a
+            return                       # no-op cast): the same slot, no kernel
+        o = len(self.values)
+        self.values.append(None)
+        by_tensor[id(out)] = o
+        self.by_array[id(out._data)] = o
         if (folded and not dyn) or op in _SHAPE_ONLY:
             self.values[o] = out._data  # folded: the recorded value is the value
             const.add(o)
@@ -307,8 +329,7 @@ class _Builder:
                 env[o] = fwd(*[env[i] for i in ins_t], **build(env))
             self.code.append((_EFFECT, kernel, None, None, o, ins + reads, op.name, "kernel"))
         else:
-            if kw:
-                fwd = functools.partial(fwd, **kw)
+            fwd = _kernel(op, kw)
             if len(ins) == 1:
                 self.code.append((_CALL1, fwd, ins[0], None, o, ins, op.name, "kernel"))
             elif len(ins) == 2:
@@ -353,14 +374,25 @@ class _Builder:
             if self.fingerprints:
                 self.prints.append(("accumulate", self._leaf_print(ref), self.describe(gs)))
 
-            def accumulate(env, st, ref=ref, gs=gs, o=o, copy_g=copy_g):
-                leaf = st.resolve(ref, env)
-                old = st.pending[leaf] if leaf in st.pending else leaf._grad
-                g = env[gs].copy() if copy_g else env[gs]
-                new = _wrap(g) if old is None else _wrap(np.asarray(old._data + g))
-                st.pending[leaf] = new
-                st.made[o] = new
-                env[o] = new._data
+            cleared = self.cleared.pop(self._leaf_print(ref), None)
+            if cleared is not None:
+                # .grad was set to None earlier in the step (zero_grad) and nothing read it
+                # since: that write is dropped, and the sum is known to be g itself.
+                self.code[cleared] = None
+
+                def accumulate(env, st, ref=ref, gs=gs, o=o, copy_g=copy_g):
+                    g = env[gs].copy() if copy_g else env[gs]
+                    st.pending[st.resolve(ref, env)] = st.made[o] = _wrap(g)
+                    env[o] = g
+            else:
+                def accumulate(env, st, ref=ref, gs=gs, o=o, copy_g=copy_g):
+                    leaf = st.resolve(ref, env)
+                    old = st.pending[leaf] if leaf in st.pending else leaf._grad
+                    g = env[gs].copy() if copy_g else env[gs]
+                    new = _wrap(g) if old is None else _wrap(np.asarray(old._data + g))
+                    st.pending[leaf] = new
+                    st.made[o] = new
+                    env[o] = new._data
             self.code.append((_EFFECT, accumulate, None, None, o, [gs], "accumulate .grad", "effect"))
         elif kind == "set_grad":
             (t,) = args
@@ -373,6 +405,11 @@ class _Builder:
                 self.prints.append(("set_grad", self._leaf_print(ref),
                                     None if vref is None else self.describe(vref)))
 
+            if vref is None:
+                self.cleared[self._leaf_print(ref)] = len(self.code)
+            else:
+                self.cleared.pop(self._leaf_print(ref), None)
+
             def set_grad(env, st, ref=ref, vref=vref):
                 leaf = st.resolve(ref, env)
                 st.pending[leaf] = None if vref is None else st.tensor(vref, env)
@@ -384,6 +421,7 @@ class _Builder:
                 self.prints.append(("host", getattr(fn, "__qualname__", repr(fn)), len(fargs)))
 
             snapshot = [False]  # set by build: whether anything that can fail runs after it
+            self.cleared.clear()  # a host step may read .grad
 
             def host(env, st, fn=fn, fargs=fargs, fkw=fkw, snapshot=snapshot):
                 if snapshot[0]:
@@ -430,7 +468,7 @@ class _Builder:
         template = self.output(result)
         needed = set(_slots_in(template))
         code = []
-        for ins in reversed(self.code):  # drop what nobody reads (effects always run)
+        for ins in reversed([ins for ins in self.code if ins is not None]):  # drop what nobody reads (effects always run)
             if ins[7] != "kernel" or ins[4] in needed:
                 code.append(ins)
                 needed.update(ins[5])

@@ -79,7 +79,7 @@ def _derive(fn: Any, source: Any, **kw: Any) -> np.ndarray:
     if isinstance(source, Tensor):
         source = source._data
     out = fn(source, **kw)
-    if _capture is not None and out is not source:
+    if _capture is not None:  # (also when out is source: fn may check it, as labels are)
         _capture.derived(out, source, fn, kw)
     return out
 

@@ -51,12 +51,12 @@ def _class_indices(targets: Any, n: int, c: int) -> np.ndarray:
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
         raise ValueError(f"cross_entropy: targets of shape {arr.shape} hold non-integer "
                          f"values; expected class indices in [0, {c})")
-    bad = (arr < 0) | (arr >= c)
-    if np.any(bad):
+    if n and (arr.min() < 0 or arr.max() >= c):  # two reductions: this runs every step
+        bad = (arr < 0) | (arr >= c)
         first = int(arr[bad][0])  # whole numbers by now; a plain int reads "3", not "np.int64(3)"
         raise ValueError(f"cross_entropy: target {first} is out of range for logits "
                          f"of shape ({n}, {c}); expected class indices in [0, {c})")
-    return arr.astype(np.intp)
+    return arr.astype(np.intp, copy=False)
 
 
 def cross_entropy(logits: Tensor, targets: Any, reduction: str = "mean") -> Tensor:

@@ -105,9 +105,10 @@ class Optimizer:
         leaves all parameters and optimizer state as they were."""
         out = []
         for i, p in enumerate(self.params):
-            if p.grad is not None:
-                g = p.grad.data
-                if g.shape != p.shape:
+            grad = p._grad  # (the fields, not the properties: this runs every step)
+            if grad is not None:
+                g = grad._data
+                if g.shape != p._data.shape:
                     raise ValueError(f"{type(self).__name__}.step: parameter {i} has shape "
                                      f"{p.shape} but its .grad has shape {g.shape}")
                 out.append((i, p, g))
