@@ -20,6 +20,10 @@ from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, bro
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.retain_grad)
+from .anomaly import AnomalyError, detect_anomaly  # noqa: E402
+from .explain import explain  # noqa: E402
+from .checkpoint import checkpoint  # noqa: E402
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
@@ -30,5 +34,6 @@ __all__ = [
     "argmax", "argmin", "reshape", "transpose", "broadcast_to", "squeeze", "unsqueeze",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
+    "explain", "detect_anomaly", "AnomalyError", "checkpoint",
 ]
 __version__ = "0.1.0"
