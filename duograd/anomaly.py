@@ -41,6 +41,7 @@ from .tensor import Tensor
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _inside: dict[Any, bool] = {}       # code object -> whether it belongs to duograd
 _where = hooks.IdWeakMap()          # node -> (file, line, function)
+_PASSES = hooks._INSPECTOR.passes   # non-empty while a backward pass runs
 
 
 class AnomalyError(RuntimeError):
@@ -105,11 +106,24 @@ def _record(op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
         _where[out] = _caller()[0]
 
 
+def _finite(d: np.ndarray) -> bool:
+    """Whether every value of a float array is finite. A NaN or an infinity survives a sum
+    of squares, which BLAS does faster than ``isfinite(d).all()``; an overflow of the sum
+    (huge but finite values) falls back to the exact test."""
+    x = d.ravel()
+    s = x.dot(x)
+    return s - s == 0 or bool(np.isfinite(d).all())
+
+
 def _check(op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+    if _PASSES:  # inside a backward pass: only the rules' results are checked (hooks.py)
+        if out._op is not None:
+            _where[out] = _caller()[0]
+        return
     if out._op is not None:
         _where[out] = _caller()[0]
     d = out._data
-    if d.dtype.kind == "f" and not np.isfinite(d).all() and not hooks.in_backward():
+    if d.dtype.kind == "f" and not _finite(d):
         loc, via = _caller()
         shapes = ", ".join(f"input {i} {x.shape}" + (f" already holding {_bad(x._data)}"
                                                        if _bad(x._data) else "")
@@ -142,8 +156,8 @@ class _Checks:
             gx = grads.get(x)
             if gx is None:
                 continue
-            bad = _bad(gx._data)
-            if bad:
+            if gx._data.dtype.kind == "f" and not _finite(gx._data):
+                bad = _bad(gx._data)
                 op = node._op.name
                 raise AnomalyError(
                     f"{op} (backward pass): the gradient it gave input {i} (shape {x.shape}) "

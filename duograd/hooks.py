@@ -193,18 +193,22 @@ class _Inspector:
     def node(self, node: Tensor, g: Tensor) -> Tensor:
         hooks = _hooks.get(node)
         if hooks:
-            for fn in list(hooks.values()):
-                r = fn(g)
-                if r is not None:
-                    if not isinstance(r, Tensor) or r.shape != node.shape:
-                        got = r.shape if isinstance(r, Tensor) else type(r).__name__
-                        raise ValueError(f"register_hook: a hook on a tensor of shape "
-                                         f"{node.shape} returned {got}; it must return None "
-                                         "or a Tensor of the tensor's shape")
-                    g = r
+            g = self._run_hooks(node, g, hooks)
         if node._op is not None and node in _retained:
             node.grad = g if node.grad is None else node.grad + g
-        if self.checks is not None:
+        return g
+
+    def _run_hooks(self, node: Tensor, g: Tensor, hooks: dict) -> Tensor:
+        for fn in list(hooks.values()):
+            r = fn(g)
+            if r is not None:
+                if not isinstance(r, Tensor) or r.shape != node.shape:
+                    got = r.shape if isinstance(r, Tensor) else type(r).__name__
+                    raise ValueError(f"register_hook: a hook on a tensor of shape "
+                                     f"{node.shape} returned {got}; it must return None "
+                                     "or a Tensor of the tensor's shape")
+                g = r
+        if self.checks is not None:  # a hook's return value is checked like a rule's
             self.checks.arriving(node, g)
         return g
 
