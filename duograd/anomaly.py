@@ -29,6 +29,7 @@ log (forward pass)
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from typing import Any
@@ -47,7 +48,16 @@ _PASSES = hooks._INSPECTOR.passes   # non-empty while a backward pass runs
 class AnomalyError(RuntimeError):
     """Raised in anomaly mode by the first operation that made a NaN or an infinity.
     ``.op``, ``.pass_`` ("forward" or "backward"), ``.input`` (the input's index, or None),
-    ``.where`` ("file:line", or None) carry the facts of the message."""
+    ``.where`` ("file:line", or None) carry the facts of the message.
+
+    >>> import duograd as dg
+    >>> with dg.detect_anomaly():
+    ...     try:
+    ...         dg.tensor([0.0]) / 0.0
+    ...     except dg.AnomalyError as e:
+    ...         print(e.op, e.pass_, isinstance(e, RuntimeError))
+    div forward True
+    """
 
     def __init__(self, message: str, op: str, pass_: str, input: int | None,
                  where: str | None) -> None:
@@ -112,7 +122,7 @@ def _finite(d: np.ndarray) -> bool:
     (huge but finite values) falls back to the exact test."""
     x = d.ravel()
     s = x.dot(x)
-    return s - s == 0 or bool(np.isfinite(d).all())
+    return math.isfinite(s) or bool(np.isfinite(d).all())
 
 
 def _check(op: Any, xs: tuple, kw: dict, out: Tensor) -> None:

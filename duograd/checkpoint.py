@@ -16,7 +16,7 @@ another order (the recomputed graph is a second copy of the block), equal to rou
 ``fn`` must compute the same thing both times (no randomness of its own, such as
 dropout drawing fresh masks) and return one Tensor.
 
->>> import duograd as dg
+>>> import numpy as np, duograd as dg
 >>> W = dg.tensor(np.full((3, 3), 0.1), requires_grad=True)
 >>> x = dg.tensor(np.ones((2, 3)), requires_grad=True)
 >>> block = lambda h: (h @ W).tanh() @ W
