@@ -75,6 +75,7 @@ STAGE_NEEDS = {
     "optimizers": ("matplotlib", "sklearn"), "scalar_vs_tensor": ("matplotlib",),
     "benchmarks": ("matplotlib",), "modes": ("matplotlib",),
     "finite_diff": ("matplotlib", "mpmath"), "graphs": ("matplotlib",), "verification": (),
+    "inside_gradient": ("matplotlib",),
 }
 
 

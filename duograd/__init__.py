@@ -21,6 +21,10 @@ from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .capture import Compiled, compile  # noqa: E402,A001
+from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.retain_grad)
+from .anomaly import AnomalyError, detect_anomaly  # noqa: E402
+from .explain import explain  # noqa: E402
+from .checkpoint import checkpoint  # noqa: E402
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
@@ -32,5 +36,6 @@ __all__ = [
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
     "compile", "Compiled",
+    "explain", "detect_anomaly", "AnomalyError", "checkpoint",
 ]
 __version__ = "0.1.0"

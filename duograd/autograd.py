@@ -38,7 +38,10 @@ _grad_enabled = True
 _fwd_active: set[int] = set()   # levels of the jvp calls in progress
 _fwd_below = float("inf")       # only levels below this propagate (masking while a rule runs)
 _trace: list | None = None       # the recording in progress (see ``trace``)
-_watching = False                # whether either of the two above is on
+_watching = False                # whether any of the two above or _on_call is on
+_on_call = None                  # called as _on_call(op, xs, kw, out) after every primitive
+                                 # call while set (anomaly mode, recorded locations)
+_inspector = None                # hooks, retain_grad, anomaly mode: seen by backpropagate
 _level_counter = itertools.count(1)
 
 ELEMENTWISE = "elementwise"  # jvp marker: the Jacobian is diagonal, so each VJP rule is its JVP rule
@@ -212,6 +215,8 @@ class Primitive:
                 _trace.append((self, xs, kw, out))
             if _fwd_active:  # after the trace: the tangent rules read out
                 _push_tangents(self, out, xs, kw)
+            if _on_call is not None:
+                _on_call(self, xs, kw, out)
         return out
 
 
@@ -308,7 +313,25 @@ def host(fn: Callable) -> Callable:
 
 def _update_watching() -> None:
     global _watching
-    _watching = bool(_fwd_active) or _trace is not None
+    _watching = bool(_fwd_active) or _trace is not None or _on_call is not None
+
+
+def set_on_call(fn: Callable | None) -> Callable | None:
+    """Install ``fn(op, xs, kw, out)``, called after every primitive call (None: nothing);
+    returns the previous one. ``duograd.anomaly`` uses it."""
+    global _on_call
+    prev, _on_call = _on_call, fn
+    _update_watching()
+    return prev
+
+
+def set_inspector(insp: Any) -> Any:
+    """Install the object whose ``begin()``, ``node(node, g) -> g``, ``done(node, inputs,
+    grads)`` and ``end()`` every ``backpropagate`` calls (None: nothing is called, and a
+    backward pays one test per node); returns the previous one. ``duograd.hooks`` uses it."""
+    global _inspector
+    prev, _inspector = _inspector, insp
+    return prev
 
 
 # ---------------------------------------------------------------- forward mode
@@ -473,6 +496,9 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     wanted = set(targets) if targets is not None else None
     grads: dict[Tensor, Tensor] = {}
     results: dict[Tensor, Tensor] = {}
+    insp = _inspector  # hooks, retain_grad, anomaly mode (None unless one is on)
+    if insp is not None:
+        insp.begin(targets is None)
     prev_mode = set_grad_enabled(create_graph)
     try:
         for r, s in zip(roots, seeds):
@@ -487,6 +513,8 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 node._inputs = node._kw = None
             if g is None:
                 continue
+            if insp is not None:
+                g = insp.node(node, g)
             if wanted is None:
                 if inputs is None:  # a leaf
                     results[node] = g
@@ -511,8 +539,12 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                     gx = _fit(op, i, gx, x)
                 prev = grads.get(x)
                 grads[x] = gx if prev is None else prev + gx
+            if insp is not None:
+                insp.done(node, inputs, grads)
     finally:
         set_grad_enabled(prev_mode)
+        if insp is not None:
+            insp.end()
     return results
 
 

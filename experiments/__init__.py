@@ -29,7 +29,7 @@ SIZES = ("full", "quick", "smoke")
 
 # Run order of the stages, which is also the order of the report's sections.
 STAGES = ("spiral", "digits", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
-          "finite_diff", "graphs", "verification")
+          "finite_diff", "graphs", "inside_gradient", "verification")
 
 
 def check_size(size: str) -> str:

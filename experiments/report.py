@@ -36,7 +36,8 @@ TITLES = {
     "modes": "6. Forward mode against reverse mode",
     "finite_diff": "7. Finite differences against autodiff",
     "graphs": "8. Computation graphs",
-    "verification": "9. Verification headline numbers",
+    "inside_gradient": "9. Inside a gradient",
+    "verification": "10. Verification headline numbers",
 }
 
 
@@ -514,6 +515,57 @@ def _graphs(m: dict) -> Section:
     return s
 
 
+def _inside_gradient(m: dict) -> Section:
+    s = Section("inside_gradient", TITLES["inside_gradient"], figures=m.get("figures", []))
+    ex, pr, ns, ac, ck = m["explain"], m["planted_rules"], m["nan_sources"], m["anomaly_cost"], m["checkpoint"]
+    bias = "; ".join(f"row {b['row']}: {b['op']} of {tuple(b['input_shapes'][0])} and "
+                     f"{tuple(b['input_shapes'][1])}, bias summed over axis "
+                     f"{', '.join(map(str, b['summed_axes'][1]))} ({b['where']})" for b in ex["bias_rows"])
+    s.paragraphs.append(
+        f"dg.explain on the spiral MLP's loss lists {num(ex['rows'])} nodes in backward order; the "
+        f"rows where the broadcasting adjoint summed a bias: {bias}. In the picture such an edge "
+        f"reads \"{ex['edge_example']}\" (blue). The graph keeps {num(ex['total_saved_bytes'])} bytes "
+        "alive for its rules. The table (`where` is this stage's source, recorded with "
+        "duograd.anomaly.record_locations):")
+    s.tables.append(Table(["#", "op", "shape", "input shapes", "summed axes (per input)",
+                           "|grad|", "saved", "where"], [r + [""] * (8 - len(r)) for r in ex["cells"]]))
+    s.tables.append(Table(["planted wrong rule", "op", "flagged rows", "fd error"],
+                          [[r["bug"], r["op"], ", ".join(r["flagged"]) or "none", sci(r["fd_error"])]
+                           for r in pr["rows"]]))
+    s.paragraphs.append(
+        f"check=True located **{pr['located']} of {pr['total']}** planted wrong VJP rules (each a "
+        f"user-defined Primitive in the loss), flagging {pr['other_rows_flagged']} other rows; the "
+        f"correct loss flags {pr['clean_loss_flagged']} rows (worst finite-difference error "
+        f"{sci(pr['clean_worst_fd_error'])}). detect_anomaly located **{ns['located']} of "
+        f"{ns['total']}** planted NaN/inf sources at the right op, pass and line. The masked-where "
+        f"trap's message: \"{ns['masked_where_message']}\"")
+    s.tables.append(Table(["NaN/inf source", "op", "pass", "where", "located"],
+                          [[r["case"], r["op"] or "-", r["pass"] or "-", r["where"] or "-",
+                            "yes" if r["located"] else "no"] for r in ns["rows"]]))
+    s.paragraphs.append(
+        f"Anomaly mode costs {times(ac['ratio_on_off'])} per op when on ({num(ac['on_us_per_op'])} "
+        f"against {num(ac['off_us_per_op'])} µs; target {ac['target_on']}); off, it adds no "
+        "instruction to a primitive call (a test behind the existing `_watching` flag).")
+    s.tables.append(Table(["checkpoint benchmark", "plain", "checkpointed", "ratio"], [
+        ["peak MiB, forward + backward (tracemalloc)", num(ck["peak_mib_plain"]),
+         num(ck["peak_mib_checkpoint"]), times(ck["memory_ratio"])],
+        ["  the same less the gradients both hold", num(ck["peak_mib_plain"] - ck["gradient_mib"]),
+         num(ck["peak_mib_checkpoint"] - ck["gradient_mib"]),
+         times(ck["memory_ratio_without_gradients"])],
+        ["seconds per step", num(ck["seconds_plain"]), num(ck["seconds_checkpoint"]),
+         times(ck["time_ratio"])]]))
+    s.paragraphs.append(
+        f"Checkpointing a {ck['depth']}-layer tanh MLP (width {ck['width']}, batch {ck['batch']}) in "
+        f"segments of {ck['segment']} layers: gradients bit-identical to the plain step: "
+        f"{'yes' if ck['bit_identical'] else 'NO'}. Targets: memory {ck['targets']['memory']}, "
+        f"time {ck['targets']['time']}. The vanishing-gradient figure reads each layer's gradient "
+        "norm with register_hook.")
+    s.headline = (f"explain's check located {pr['located']}/{pr['total']} planted wrong rules; "
+                  f"detect_anomaly located {ns['located']}/{ns['total']} NaN sources; checkpoint "
+                  f"{times(ck['memory_ratio'])} less peak memory at {times(ck['time_ratio'])} the time.")
+    return s
+
+
 def _last_int(key: str) -> int:
     """The number at the end of a key such as ``distance_at_6000``, for sorting."""
     return int(key.rsplit("_", 1)[1])
@@ -574,7 +626,8 @@ def _verification(m: dict) -> Section:
 
 _BUILDERS = {"spiral": _spiral, "digits": _digits, "optimizers": _optimizers,
              "scalar_vs_tensor": _scalar_vs_tensor, "benchmarks": _benchmarks, "modes": _modes,
-             "finite_diff": _finite_diff, "graphs": _graphs, "verification": _verification}
+             "finite_diff": _finite_diff, "graphs": _graphs, "inside_gradient": _inside_gradient,
+             "verification": _verification}
 
 
 def sections(measurements: dict) -> list[Section]:

@@ -1,0 +1,223 @@
+"""Anomaly mode: find the first operation that makes a NaN or an infinity.
+
+Inside ``with dg.detect_anomaly():`` every primitive's forward result is checked, and
+so is every cotangent a VJP rule hands to an input during a backward pass; the first
+one holding a NaN or an infinity raises ``AnomalyError`` naming the operation, the pass,
+the input, the shapes and the line of *your* code that called the operation in the
+forward pass. (Inside a backward pass only the rules' results are checked, not their
+intermediate values: a rule may compute an infinity that it then masks with ``where``.)
+
+Where the check lives, and why nothing is paid outside it: a primitive call already
+tests one flag (``autograd._watching``) for recordings and forward mode; anomaly mode
+sets a callback behind that flag (``autograd.set_on_call``), and the backward checks
+ride on the per-node inspector of ``duograd.hooks``.
+
+Locations. Finding the caller's file and line means walking the Python stack, too
+costly to do on every operation all the time, so a location is recorded only for the
+nodes made while ``detect_anomaly()`` or ``record_locations()`` is on.
+``dg.explain`` shows them in its ``where`` column (None for nodes made outside).
+
+>>> import duograd as dg
+>>> x = dg.tensor([0.0, 1.0], requires_grad=True)
+>>> with dg.detect_anomaly():
+...     try:
+...         y = x.log()
+...     except dg.AnomalyError as e:
+...         print(str(e).split(":")[0])
+log (forward pass)
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Any
+
+import numpy as np
+
+from . import autograd, hooks
+from .tensor import Tensor
+
+_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_inside: dict[Any, bool] = {}       # code object -> whether it belongs to duograd
+_where = hooks.IdWeakMap()          # node -> (file, line, function)
+_PASSES = hooks._INSPECTOR.passes   # non-empty while a backward pass runs
+
+
+class AnomalyError(RuntimeError):
+    """Raised in anomaly mode by the first operation that made a NaN or an infinity.
+    ``.op``, ``.pass_`` ("forward" or "backward"), ``.input`` (the input's index, or None),
+    ``.where`` ("file:line", or None) carry the facts of the message.
+
+    >>> import duograd as dg
+    >>> with dg.detect_anomaly():
+    ...     try:
+    ...         dg.tensor([0.0]) / 0.0
+    ...     except dg.AnomalyError as e:
+    ...         print(e.op, e.pass_, isinstance(e, RuntimeError))
+    div forward True
+    """
+
+    def __init__(self, message: str, op: str, pass_: str, input: int | None,
+                 where: str | None) -> None:
+        super().__init__(message)
+        self.op, self.pass_, self.input, self.where = op, pass_, input, where
+
+
+def _caller(depth: int = 2) -> tuple[tuple[str, int, str] | None, str | None]:
+    """The first frame outside duograd (file, line, function) and the outermost duograd
+    function on the way (e.g. ``softmax``), skipping ``depth`` frames."""
+    f = sys._getframe(depth)
+    via = None
+    while f is not None:
+        code = f.f_code
+        inside = _inside.get(code)
+        if inside is None:
+            inside = _inside[code] = code.co_filename.startswith(_PKG)
+        if not inside:
+            return (code.co_filename, f.f_lineno, code.co_name), via
+        via = code.co_name
+        f = f.f_back
+    return None, via
+
+
+def where_of(t: Tensor) -> str | None:
+    """``"file:line"`` where node ``t`` was made, if locations were being recorded then.
+
+    >>> import duograd as dg
+    >>> x = dg.tensor(1.0, requires_grad=True)
+    >>> with record_locations():
+    ...     y = x * 2
+    >>> where_of(y) is not None, where_of(x * 2)
+    (True, None)
+    """
+    loc = _where.get(t)
+    return None if loc is None else f"{loc[0]}:{loc[1]}"
+
+
+def _fmt(loc: tuple[str, int, str] | None) -> str:
+    return "an unknown place" if loc is None else f"{loc[0]}:{loc[1]} (in {loc[2]})"
+
+
+def _bad(a: np.ndarray) -> str | None:
+    """What is wrong with ``a`` ("nan", "inf", ...) or None if every value is finite."""
+    if a.dtype.kind != "f" or np.isfinite(a).all():
+        return None
+    nan, inf = np.isnan(a), np.isinf(a)
+    kinds = [k for k, m in (("nan", nan), ("+inf", inf & (a > 0)), ("-inf", inf & (a < 0))) if m.any()]
+    return f"{' and '.join(kinds)} at {int((nan | inf).sum())} of {a.size} elements"
+
+
+# ---------------------------------------------------------------- what runs per call
+
+def _record(op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+    if out._op is not None:
+        _where[out] = _caller()[0]
+
+
+def _finite(d: np.ndarray) -> bool:
+    """Whether every value of a float array is finite. A NaN or an infinity survives a sum
+    of squares, which BLAS does faster than ``isfinite(d).all()``; an overflow of the sum
+    (huge but finite values) falls back to the exact test."""
+    x = d.ravel()
+    s = x.dot(x)
+    return math.isfinite(s) or bool(np.isfinite(d).all())
+
+
+def _check(op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+    if _PASSES:  # inside a backward pass: only the rules' results are checked (hooks.py)
+        if out._op is not None:
+            _where[out] = _caller()[0]
+        return
+    if out._op is not None:
+        _where[out] = _caller()[0]
+    d = out._data
+    if d.dtype.kind == "f" and not _finite(d):
+        loc, via = _caller()
+        shapes = ", ".join(f"input {i} {x.shape}" + (f" already holding {_bad(x._data)}"
+                                                       if _bad(x._data) else "")
+                           for i, x in enumerate(xs))
+        inside = f" inside duograd's {via}()" if via not in (None, "__call__") else ""
+        where = None if loc is None else f"{loc[0]}:{loc[1]}"
+        bad_in = next((i for i, x in enumerate(xs) if _bad(x._data)), None)
+        raise AnomalyError(
+            f"{op.name} (forward pass): the result of shape {d.shape} holds {_bad(d)}; "
+            f"inputs: {shapes or 'none'}. Called{inside} at {_fmt(loc)}.",
+            op.name, "forward", bad_in, where)
+
+
+class _Checks:
+    """The backward half, called by the hooks inspector for every node."""
+
+    def arriving(self, node: Tensor, g: Tensor) -> None:
+        bad = _bad(g._data)
+        if bad:
+            what = "the node" if node._op is None else f"{node._op.name}'s result"
+            raise AnomalyError(
+                f"backward pass: the gradient arriving at {what} (shape {node.shape}) holds "
+                f"{bad} before any rule ran on it (the seed, or a hook's return value). "
+                f"Made at {_fmt(_where.get(node))}.",
+                node._op.name if node._op is not None else "leaf", "backward", None,
+                where_of(node))
+
+    def backward(self, node: Tensor, inputs: tuple[Tensor, ...], grads: dict) -> None:
+        for i, x in enumerate(inputs):
+            gx = grads.get(x)
+            if gx is None:
+                continue
+            if gx._data.dtype.kind == "f" and not _finite(gx._data):
+                bad = _bad(gx._data)
+                op = node._op.name
+                raise AnomalyError(
+                    f"{op} (backward pass): the gradient it gave input {i} (shape {x.shape}) "
+                    f"holds {bad}; the output's shape is {node.shape} and the gradient arriving "
+                    f"at it was finite. {op} was called at {_fmt(_where.get(node))} in the "
+                    "forward pass.",
+                    op, "backward", i, where_of(node))
+
+
+class detect_anomaly:
+    """Context manager: raise ``AnomalyError`` at the first operation whose forward result,
+    or whose VJP result in a backward pass, holds a NaN or an infinity. The message names
+    the operation, the pass, the input, the shapes and your file and line. Nested blocks
+    are fine; outside every block nothing is checked and nothing costs time.
+
+    >>> import duograd as dg
+    >>> x = dg.tensor([0.0, 4.0], requires_grad=True)
+    >>> with dg.detect_anomaly():
+    ...     y = x.sqrt().sum()                 # sqrt(0) = 0 is fine going forward...
+    ...     try:
+    ...         y.backward()                   # ...but its derivative there is infinite
+    ...     except dg.AnomalyError as e:
+    ...         print(e.op, e.pass_, e.input)
+    sqrt backward 0
+    """
+
+    def __enter__(self) -> "detect_anomaly":
+        self._prev_call = autograd.set_on_call(_check)
+        self._prev_checks = hooks.set_checks(_Checks())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        autograd.set_on_call(self._prev_call)
+        hooks.set_checks(self._prev_checks)
+
+
+class record_locations:
+    """Context manager: remember the file and line that made every graph node created
+    inside it (``dg.explain``'s ``where`` column), without anomaly mode's checks.
+
+    >>> import duograd as dg
+    >>> with record_locations():
+    ...     y = dg.tensor(2.0, requires_grad=True) * 3
+    >>> where_of(y) is not None
+    True
+    """
+
+    def __enter__(self) -> "record_locations":
+        self._prev = autograd.set_on_call(_record if autograd._on_call is None else autograd._on_call)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        autograd.set_on_call(self._prev)

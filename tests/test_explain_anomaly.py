@@ -1,0 +1,266 @@
+"""dg.explain and dg.detect_anomaly, each against something computed without them.
+
+- summed_axes: for every broadcast pattern of test_tensor_broadcast.py, the axes that
+  the real backward's broadcasting adjoint summed (its ``sum`` calls, recorded with
+  ``autograd.trace``) and NumPy's own broadcasting arithmetic.
+- check=True: ten wrong VJP rules, each a user-defined Primitive planted in an MLP loss;
+  each is the one and only row flagged (and a correct loss flags nothing).
+- total_saved_bytes: tracemalloc's count of what the forward pass left allocated.
+- anomaly mode: ten planted NaN/inf sources, each located at the right op, pass and line.
+"""
+
+from __future__ import annotations
+
+import inspect
+import tracemalloc
+
+import numpy as np
+import pytest
+from test_tensor_broadcast import PATTERNS
+
+import duograd as dg
+from duograd import autograd, nn
+from duograd.nn import functional as F
+
+# ---------------------------------------------------------------- summed_axes
+
+
+def _numpy_summed_axes(x_shape, out_shape):
+    """Axes of ``out_shape`` along which broadcasting ``x_shape`` replicated: NumPy only."""
+    lead = len(out_shape) - len(x_shape)
+    padded = (1,) * lead + tuple(x_shape)
+    return tuple(a for a, (n, m) in enumerate(zip(padded, out_shape)) if n == 1 and m != 1)
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_summed_axes_are_what_the_adjoint_did(pattern):
+    sx, sy = PATTERNS[pattern]
+    rng = np.random.default_rng(0)
+    x = dg.tensor(rng.standard_normal(sx), requires_grad=True)
+    y = dg.tensor(rng.standard_normal(sy), requires_grad=True)
+    out = (x * y).sum()
+    ex = dg.explain(out)
+    row = next(r for r in ex.rows if r["op"] == "mul")
+    # What the real backward's adjoint did: the sum calls made after the rules ran.
+    with autograd.trace() as calls:
+        out.backward(retain_graph=True)
+    sums = [kw["axis"] for op, xs, kw, o in calls if op.name == "sum" and xs[0].shape != ()]
+    did = [s for s in sums if s]  # the row sum of (x*y).sum() is the forward's, not the adjoint's
+    out_shape = np.broadcast_shapes(sx, sy)
+    for i, shape in enumerate((sx, sy)):
+        want = _numpy_summed_axes(shape, out_shape)
+        assert row["summed_axes"][i] == want, (pattern, i)
+        if want:
+            assert want in did
+    assert len(did) == sum(bool(_numpy_summed_axes(s, out_shape)) for s in (sx, sy))
+    assert x.grad is not None  # the backward above, not explain, wrote it
+
+
+def test_explain_touches_no_grad_and_keeps_the_graph():
+    x = dg.tensor(np.ones((4, 3)))
+    W = dg.tensor(np.ones((3, 2)), requires_grad=True)
+    b = dg.tensor(np.zeros(2), requires_grad=True)
+    calls = []
+    b.register_hook(lambda g: calls.append(g))
+    loss = (x @ W + b).relu().sum()
+    ex = dg.explain(loss)
+    assert W.grad is None and b.grad is None and not calls
+    loss.backward()  # the graph is intact
+    np.testing.assert_array_equal(b.grad.numpy(), [4.0, 4.0])
+    add = next(r for r in ex.rows if r["op"] == "add")
+    assert add["summed_axes"] == ((), (0,))
+    leaf_b = [r for r in ex.rows if r["op"] == "leaf" and r["shape"] == (2,)][0]
+    assert leaf_b["grad_norm"] == pytest.approx(np.linalg.norm(b.grad.numpy()))
+    assert "(4,2) → (2,): sum over axis 0" in ex.to_dot()
+    assert all(len(line) <= 100 for line in str(ex).splitlines())
+
+
+def test_explain_inputs_prunes_and_errors():
+    x = dg.tensor([1.0], requires_grad=True)
+    y = dg.tensor([2.0], requires_grad=True)
+    ex = dg.explain((x * 2 + y.exp()).sum(), inputs=[x])
+    assert "exp" not in [r["op"] for r in ex.rows]
+    with pytest.raises(ValueError, match=r"explain: .*single element.*\(2,\)"):
+        dg.explain(x * dg.tensor([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="not in the graph"):
+        dg.explain((x * 2).sum(), inputs=[y])
+
+
+def test_explain_draws(tmp_path):
+    x = dg.tensor(np.ones((5, 3)), requires_grad=True)
+    b = dg.tensor(np.ones(3), requires_grad=True)
+    png = dg.explain((x + b).sum()).draw(tmp_path / "e.png")
+    assert (tmp_path / "e.png").stat().st_size > 0 and (tmp_path / "e.dot").exists()
+    assert png.endswith("e.png")
+
+
+# ---------------------------------------------------------------- ten planted wrong rules
+
+def _p(name, forward, *rules):
+    return dg.Primitive(name, forward, vjp=rules)
+
+
+PLANTED = {
+    "wrong sign": _p("bad_square", lambda x: x * x, lambda g, out, x: -2 * g * x),
+    "missing factor": _p("bad_square", lambda x: x * x, lambda g, out, x: g * x),
+    "wrong axis": _p("bad_center", lambda x: x - x.mean(axis=1, keepdims=True),
+                     lambda g, out, x: g - g.mean(axis=0, keepdims=True)),
+    "detached rule": _p("bad_tanh", np.tanh,
+                        lambda g, out, x: g * dg.tensor(1 - np.tanh(x.numpy()) ** 2)),
+    "transposed matmul rule": _p("bad_matmul", np.matmul, lambda g, out, x, y: g @ y,
+                                 lambda g, out, x, y: x.T @ g),
+    "ignores the cotangent": _p("bad_sin", np.sin, lambda g, out, x: dg.cos(x)),
+    "input for output": _p("bad_exp", np.exp, lambda g, out, x: g * x),
+    "mean for sum in a bias": _p("bad_bias", np.add, lambda g, out, x, b: g,
+                                 lambda g, out, x, b: g.mean(axis=0)),
+    "swapped rules": _p("bad_mul", np.multiply, lambda g, out, x, y: g * x,
+                        lambda g, out, x, y: g * y),
+    "wrong threshold": _p("bad_relu", lambda x: np.maximum(x, 0),
+                          lambda g, out, x: g * (x > 0.5)),
+}
+
+
+def _loss(kind, bad):
+    """An MLP loss (16 wide, square hidden layer) with the planted op in one place."""
+    rng = np.random.default_rng(1)
+    X = dg.tensor(rng.standard_normal((40, 3)))
+    y = rng.integers(0, 3, 40)
+    W1 = dg.tensor(rng.standard_normal((3, 16)) * 0.5, requires_grad=True)
+    b1 = dg.tensor(rng.standard_normal(16) * 0.1, requires_grad=True)
+    W2 = dg.tensor(rng.standard_normal((16, 16)) * 0.3, requires_grad=True)
+    W3 = dg.tensor(rng.standard_normal((16, 3)) * 0.3, requires_grad=True)
+    h = (X @ W1 + b1).relu()
+    if kind is None:
+        h = (h @ W2).tanh()
+    elif kind in ("transposed matmul rule",):
+        h = bad(h, W2).tanh()
+    elif kind in ("mean for sum in a bias", "swapped rules"):
+        h = bad(h @ W2, b1 * 0.5 + 1.0).tanh()
+    else:
+        h = bad(h @ W2)
+    return F.cross_entropy(h @ W3, y)
+
+
+def test_a_correct_mlp_loss_flags_nothing():
+    ex = dg.explain(_loss(None, None), check=True)
+    assert ex.flagged == [] and all(r["fd_error"] < 1e-4 for r in ex.rows if r["fd_error"] is not None)
+
+
+@pytest.mark.parametrize("kind", list(PLANTED))
+def test_check_flags_exactly_the_planted_rule(kind):
+    bad = PLANTED[kind]
+    ex = dg.explain(_loss(kind, bad), check=True)
+    assert [r["op"] for r in ex.flagged] == [bad.name], str(ex)
+
+
+# ---------------------------------------------------------------- saved bytes vs tracemalloc
+
+def test_total_saved_bytes_matches_tracemalloc():
+    rng = np.random.default_rng(0)
+    model = nn.MLP(64, [128, 128, 10], rng=0)
+    X = dg.tensor(rng.standard_normal((256, 64)))
+    y = rng.integers(0, 10, 256)
+    F.cross_entropy(model(X), y).backward()  # warm caches
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        loss = F.cross_entropy(model(X), y)
+        graph = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    total = dg.explain(loss).total_saved_bytes
+    assert abs(total - graph) <= 0.1 * graph, (total, graph)
+
+
+# ---------------------------------------------------------------- anomaly mode
+
+def _line(marker):
+    src, start = inspect.getsourcelines(_SOURCES)
+    return start + next(i for i, line in enumerate(src) if marker in line)
+
+
+def _SOURCES(case):  # noqa: N802 (one function holding every planted line)
+    z = dg.tensor([0.0, 1.0], requires_grad=True)
+    if case == "log(0)":
+        return z.log().sum()  # @log0
+    if case == "sqrt'(0)":
+        return (z * 1.0).sqrt().sum()  # @sqrt
+    if case == "0/0":
+        return (z / z).sum()  # @div
+    if case == "exp overflow":
+        return (z * 1000.0).exp().sum()  # @exp
+    if case == "norm at zero":
+        v = dg.tensor([0.0, 0.0], requires_grad=True)
+        return (v * v).sum().sqrt()  # @norm
+    if case == "masked where":
+        return dg.where(z.numpy() > 0, z.log(), 0.0).sum()  # @where
+    if case == "softmax of inf":
+        logits = dg.tensor([[np.inf, 1.0]], requires_grad=True)
+        return dg.softmax(logits)  # @softmax
+    if case == "negative base":
+        return (z - 1.0 - 1.0) ** 0.5  # @pow
+    if case == "log of a negative":
+        return (z - 2.0).log()  # @neglog
+    if case == "inf * 0 in a product":
+        return (z.exp() * 1e308 * 10).sum()  # @mulinf
+    raise ValueError(case)
+
+
+# case -> (op named, pass, marker of the line)
+ANOMALIES = {
+    "log(0)": ("log", "forward", "@log0"),
+    "sqrt'(0)": ("sqrt", "backward", "@sqrt"),
+    "0/0": ("div", "forward", "@div"),
+    "exp overflow": ("exp", "forward", "@exp"),
+    "norm at zero": ("sqrt", "backward", "@norm"),
+    "masked where": ("log", "forward", "@where"),
+    "softmax of inf": ("sub", "forward", "@softmax"),  # its first op: x - max
+    "negative base": ("pow", "forward", "@pow"),
+    "log of a negative": ("log", "forward", "@neglog"),
+    "inf * 0 in a product": ("mul", "forward", "@mulinf"),
+}
+
+
+@pytest.mark.parametrize("case", list(ANOMALIES))
+def test_anomaly_is_located(case):
+    op, pass_, marker = ANOMALIES[case]
+    with np.errstate(all="ignore"), dg.detect_anomaly():
+        with pytest.raises(dg.AnomalyError) as info:
+            out = _SOURCES(case)
+            out.sum().backward()
+    e = info.value
+    assert isinstance(e, RuntimeError)
+    assert (e.op, e.pass_) == (op, pass_), str(e)
+    assert e.where.endswith(f"test_explain_anomaly.py:{_line(marker)}"), str(e)
+    msg = str(e)
+    assert msg.startswith(f"{op} ({pass_} pass)") and f":{_line(marker)}" in msg
+    assert "shape" in msg and ("input" in msg)
+
+
+def test_masked_where_is_silent_without_anomaly_mode():
+    """The trap itself: the result looks fine, the gradient comes back NaN."""
+    z = dg.tensor([0.0, 1.0], requires_grad=True)
+    with np.errstate(all="ignore"):
+        out = dg.where(z.numpy() > 0, z.log(), 0.0).sum()
+        assert np.isfinite(out.item())
+        out.backward()
+    assert np.isnan(z.grad.numpy()[0])
+
+
+def test_anomaly_mode_is_off_outside_and_switches_everything_off():
+    assert autograd._on_call is None and autograd._inspector is None
+    with dg.detect_anomaly():
+        assert autograd._watching and autograd._inspector is not None
+    assert autograd._on_call is None and autograd._inspector is None and not autograd._watching
+    with np.errstate(all="ignore"):
+        assert np.isinf(dg.tensor([0.0]).log().numpy()[0])  # no error outside
+
+
+def test_explain_shows_recorded_locations():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with dg.anomaly.record_locations():
+        y = (x * 3).sum()
+    line = inspect.currentframe().f_lineno - 1
+    rows = dg.explain(y).rows
+    assert rows[0]["where"].endswith(f"test_explain_anomaly.py:{line}")
+    assert dg.explain((x * 3).sum()).rows[0]["where"] is None
