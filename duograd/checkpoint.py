@@ -82,6 +82,7 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
         out = fn(*args)
     if not isinstance(out, Tensor):
         raise TypeError(f"checkpoint: fn must return one Tensor, got {type(out).__name__}")
+    calls = [c for c in calls if c[0] is not autograd.EFFECT]  # (a dg.compile recording's effects)
     made = {id(o) for _, _, _, o in calls}
     inputs: dict[int, Tensor] = {}
     for a in args:

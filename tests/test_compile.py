@@ -444,3 +444,22 @@ def test_a_numpy_result_computed_outside_duograd_warns_that_it_is_frozen():
     fast = dg.compile(lambda x: x * 2)   # NumPy arithmetic on a NumPy argument
     with pytest.warns(RuntimeWarning, match="returned a NumPy value computed outside duograd"):
         fast(np.ones(2))
+
+
+def test_a_checkpointed_block_inside_a_compiled_step():
+    results = []
+    for compiled in (False, True):
+        model = nn.MLP(3, [8, 8, 2], rng=0)
+
+        def step(X, y):
+            model.zero_grad()
+            h = dg.checkpoint(lambda x: model.layers[0](x).tanh(), X)  # its backward recomputes
+            loss = F.cross_entropy(model.layers[2](model.layers[1](h).tanh()), y)
+            loss.backward()
+            return loss
+        run = dg.compile(step) if compiled else step
+        rng = np.random.default_rng(0)
+        out = [run(rng.standard_normal((6, 3)), rng.integers(0, 2, 6)).numpy() for _ in range(3)]
+        results.append(out + [p.grad.numpy() for p in model.parameters()])
+    for a, b in zip(*results):
+        _same(a, b)
