@@ -227,6 +227,7 @@ class _Builder:
         self.code: list = []             # (kind, kernel, a, b, out, reads, label, role)
         self.prints: list = []           # the program's fingerprint, one entry per record
         self.cleared: dict = {}          # leaf -> index of the set_grad(None) still in force
+        self.shapes: dict[int, tuple] = {}  # slot -> shape of a primitive's result
         self.constant_ids = {id(t) for t in _CONSTANTS.values()}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
@@ -316,6 +317,7 @@ class _Builder:
         self.values.append(None)
         by_tensor[id(out)] = o
         self.by_array[id(out._data)] = o
+        self.shapes[o] = out._data.shape
         if (folded and not dyn) or op in _SHAPE_ONLY:
             self.values[o] = out._data  # folded: the recorded value is the value
             const.add(o)
@@ -473,6 +475,7 @@ class _Builder:
                 code.append(ins)
                 needed.update(ins[5])
         code.reverse()
+        code = _peephole(code, needed_out=set(_slots_in(template)), shapes=self.shapes)
         later_kernel = False
         for ins in reversed(code):  # a host step followed by kernels snapshots what it changes
             if ins[7] == "host":
@@ -485,11 +488,46 @@ class _Builder:
             program.append(ins)
             if ins[7] == "host":
                 program.extend(loads)  # a host step may have moved or replaced them
+        while program and program[-1][0] == _LOAD:  # nothing reads them any more
+            program.pop()
         values = [v if i in self.const else None for i, v in enumerate(self.values)]
         guards = [(t, t._data.shape, t._data.dtype, t.requires_grad) for t, s in self.externals]
         return Program([ins[:5] for ins in program], [ins[6] for ins in program], values,
                        self.arg_slots, guards, template, self.prints, self.const,
                        n_recorded=len(self.rec.log))
+
+
+def _peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list:
+    """Two rewrites that leave every value the same bit for bit:
+
+    - a 0-d result is turned into an array (``np.asarray``, as the eager engine holds it)
+      only where something other than a ufunc reads it: a ufunc computes the same on a
+      NumPy scalar, and a result handed out is wrapped into an array anyway;
+    - an explicit ``broadcast_to`` read only by binary ufuncs whose result has the
+      broadcast shape is dropped: the ufunc broadcasts the same way by itself.
+    """
+    readers: dict[int, list] = {}
+    for ins in code:
+        for s in ins[5]:
+            readers.setdefault(s, []).append(ins)
+
+    def ufunc_reader(ins: tuple) -> bool:
+        return ins[7] == "kernel" and ins[0] in (_CALL1, _CALL2) and isinstance(ins[1], np.ufunc)
+
+    out, renamed = [], {}
+    for ins in code:
+        kind, f, a, b, o, reads, label, role = ins
+        if role == "kernel" and f is np.asarray and o not in needed_out and                 all(ufunc_reader(r) for r in readers.get(o, []) if r is not ins):
+            continue
+        if role == "kernel" and label == "broadcast_to" and kind == _CALL1 and o not in needed_out                 and readers.get(o) and all(ufunc_reader(r) and r[0] == _CALL2 and shapes.get(r[4]) == shapes.get(o)
+                                           for r in readers[o]):
+            renamed[o] = a
+            continue
+        if renamed and (a in renamed or b in renamed):
+            a2, b2 = renamed.get(a, a), renamed.get(b, b)
+            ins = (kind, f, a2, b2, o, [renamed.get(s, s) for s in reads], label, role)
+        out.append(ins)
+    return out
 
 
 def _slots_in(template: Any) -> list[int]:

@@ -33,8 +33,9 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 def _write(p: Tensor, base: np.ndarray, step: np.ndarray) -> None:
     """``p``'s values become ``base - step``, computed straight into ``p``'s own array (no
     temporary; a read-only array is replaced instead)."""
-    if p.data.flags.writeable:
-        np.subtract(base, step, out=p.data)
+    data = p._data
+    if data.flags.writeable:
+        np.subtract(base, step, out=data)
     else:
         p.data = base - step
 
@@ -219,7 +220,7 @@ class Adam(Optimizer):
                 self._m[i] = np.zeros_like(p.data)
                 self._v[i] = np.zeros_like(p.data)
             t = self._t[i] = self._t[i] + 1
-            param = p.data
+            param = p._data
             if wd != 0.0:
                 if self._decoupled:
                     param = param * (1 - lr * wd)
