@@ -109,8 +109,8 @@ def _draw_benchmarks(out: Path, b: dict[str, Any]) -> str:
                                         ("train_blas", "BLAS-bound step"),
                                         ("chain", "long chain"))
             if isinstance(b.get(k), dict)]
-    engines = [("duograd", "duograd"), ("torch", "PyTorch (float64)"),
-               ("autograd", "HIPS autograd")]
+    engines = [("duograd", "duograd"), ("duograd_compiled", "duograd, dg.compile"),
+               ("torch", "PyTorch (float64)"), ("autograd", "HIPS autograd")]
     fig, ax = figure(size=(9.0, 4.8))
     width = 0.8 / len(engines)
     missing = []  # (x, engine) of each bar with no measurement, marked "n/a" below

@@ -638,6 +638,37 @@ def bench_hvp(ctx: SimpleNamespace) -> dict[str, Any]:
     return res
 
 
+def bench_replay_overhead(ctx: SimpleNamespace) -> dict[str, Any]:
+    """What dg.compile's replay loop adds per kernel: a program of ``n`` negations of a
+    one-element array, replayed, against the same ``n`` ufunc calls made directly in a
+    Python loop (and against the eager engine)."""
+    n = ctx.sizes.per_op_ops * 10
+    x0 = np.array([0.5])
+
+    def chain(x: dg.Tensor) -> dg.Tensor:
+        for _ in range(n):
+            x = -x
+        return x
+
+    fast, xt = dg.compile(chain), dg.tensor(x0)
+    fast(xt)
+    neg = np.negative
+
+    def direct() -> np.ndarray:
+        a = x0
+        for _ in range(n):
+            a = neg(a)
+        return a
+
+    engines = {"replay": lambda: fast(xt), "eager": lambda: chain(xt), "numpy": direct}
+    times = _interleaved(engines, ctx.repeats("per_op"), ctx.inner("per_op"))
+    us = {k: t["median"] * 1e6 / n for k, t in times.items()}
+    return {"unit": "us per kernel", "kernels": n, "replay": _sig(us["replay"]),
+            "eager": _sig(us["eager"]), "numpy": _sig(us["numpy"]),
+            "overhead_per_kernel_us": _sig(us["replay"] - us["numpy"]),
+            "spread": {k: [_sig(t["min"] * 1e6 / n), _sig(t["max"] * 1e6 / n)] for k, t in times.items()}}
+
+
 def _function_name(key: tuple[str, int, str]) -> str:
     filename, line, func = key
     if filename == "~":  # a built-in
@@ -768,7 +799,8 @@ def format_table(results: dict[str, Any]) -> str:
     >>> print(format_table(run(smoke=True, progress=False, out=None)))  # doctest: +SKIP
     """
     lines = []
-    head = (f"{'workload':<30}{'duograd':>10}{'torch':>10}{'torch f32':>10}{'autograd':>10}{'numpy':>10}"
+    head = (f"{'workload':<30}{'duograd':>10}{'compiled':>10}{'torch':>10}{'torch f32':>10}"
+            f"{'autograd':>10}{'numpy':>10}"
             f"{'dg/numpy':>10}{'dg/torch':>10}   {'target':<26}{'met':>4}")
     lines += [head, "-" * len(head)]
 
@@ -797,6 +829,14 @@ def format_table(results: dict[str, Any]) -> str:
                  f"{_cell(h['ratio_rev_over_rev_to_torch'])} (rev-over-rev); "
                  f"target {h['target']}: {_cell(h['met'])}")
     lines.append(f"  checks: {', '.join(f'{k} {v:.2e}' for k, v in h['checks'].items())}")
+    lines.append("dg.compile, as multiples of hand-written NumPy (target, met; first call / eager step):")
+    for key in ("per_op", "train_spiral", "train_digits", "hvp", "chain"):
+        c = results[key].get("compiled", {})
+        lines.append(f"  {key:<14}{_cell(c.get('ratio_to_numpy')):>8}  ({c.get('target')}, "
+                     f"{_cell(c.get('met'))}; first call {_cell(c.get('first_call_ratio_to_eager'))}x)")
+    ro = results.get("replay_overhead", {})
+    lines.append(f"  replay loop: {_cell(ro.get('overhead_per_kernel_us'))} us per kernel over a direct "
+                 f"NumPy call ({_cell(ro.get('replay'))} vs {_cell(ro.get('numpy'))} us)")
     lines.append("")
     g = {k: results[f"train_{k}"]["grad_max_abs_diff"]["duograd"] for k in ("spiral", "digits", "blas")}
     lines.append("hand-written vs duograd gradients, max abs diff: "
@@ -857,6 +897,7 @@ def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
         ("chain", bench_long_chain),
         ("memory", bench_memory),
         ("hvp", bench_hvp),
+        ("replay_overhead", bench_replay_overhead),
         ("profile", profile_spiral),
     ]
     tqdm = getattr(_optional("tqdm"), "tqdm", None)

@@ -83,7 +83,7 @@ _state = sys.modules[Tensor.__module__]   # duograd/tensor.py, whose _capture we
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SHAPE_ONLY = (ones_like_p, zeros_like_p)  # results depend on the input's shape alone
 
-# Instruction kinds: (kind, kernel, a, b, out)
+# Instruction kinds: (kind, kernel, a, b, out); Program.run spells them as literals
 _CALL1, _CALL2, _CALLN, _LOAD, _EFFECT = range(5)
 
 
@@ -659,22 +659,25 @@ class Program:
         for (s, is_tensor), leaf in zip(self.arg_slots, leaves):
             env[s] = leaf._data if is_tensor else leaf
         st = _Replay(leaves)
-        k = 0
+        ins = None
         try:
-            for k, (kind, f, a, b, o) in enumerate(self.code):
-                if kind == _CALL2:
+            # The kinds are literals (_CALL2 == 1, _CALL1 == 0, _LOAD == 3, _CALLN == 2),
+            # most frequent first: this loop is the whole cost a replay adds per kernel.
+            for ins in self.code:
+                kind, f, a, b, o = ins
+                if kind == 1:
                     env[o] = f(env[a], env[b])
-                elif kind == _CALL1:
+                elif kind == 0:
                     env[o] = f(env[a])
-                elif kind == _LOAD:
+                elif kind == 3:
                     env[o] = f._data
-                elif kind == _CALLN:
+                elif kind == 2:
                     env[o] = f(*[env[i] for i in a])
                 else:
                     f(env, st)
         except Exception as e:
             st.rollback()
-            label = self.labels[k]
+            label = self.labels[self.code.index(ins)]
             if type(e) in (ValueError, IndexError, TypeError, FloatingPointError) and \
                     not str(e).startswith(label):
                 raise type(e)(f"{label}: {e} (in a dg.compile replay)") from e
