@@ -57,6 +57,7 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
+import experiments  # noqa: E402
 from experiments import STAGES, figure, save, track  # noqa: E402
 from experiments import report  # noqa: E402
 
@@ -356,6 +357,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tiny sizes that only prove every stage runs (numbers meaningless)")
     p.add_argument("--no-readme", action="store_true", help="leave README.md alone")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--no-compile", action="store_true",
+                   help="train eagerly instead of through dg.compile (to compare the two)")
     p.add_argument("--render-only", action="store_true",
                    help="run nothing: rebuild report.html (and README's block) from measurements.json")
     return p
@@ -424,12 +427,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(name)
             t0 = time.perf_counter()
+            experiments.COMPILE = not args.no_compile
             result = stage_runner(name)(out, size=size, progress=progress)
             seconds = time.perf_counter() - t0
             # Read-modify-write after every stage: a later failure keeps what was measured.
             data = load_measurements(path)
             data[name] = result
-            info[name] = {"seconds": round(seconds, 2), "size": size,
+            info[name] = {"seconds": round(seconds, 2), "size": size, "compiled": not args.no_compile,
                           "date": datetime.datetime.now().isoformat(timespec="seconds")}
             data["meta"] = meta(data.get("meta", {}), argv, info)
             write_measurements(path, data)

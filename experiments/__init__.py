@@ -27,6 +27,23 @@ import numpy as np
 
 SIZES = ("full", "quick", "smoke")
 
+# Whether the training stages run their steps through dg.compile (capture and replay);
+# ``walkthrough.py --no-compile`` sets it to False to time the eager engine instead.
+COMPILE = True
+
+
+def compiled(step: Callable) -> Callable:
+    """``step`` through ``dg.compile``, or ``step`` itself under ``--no-compile``.
+
+    >>> import duograd as dg
+    >>> f = compiled(lambda x: dg.tensor(x) * 2)
+    >>> f(np.ones(2)).numpy()
+    array([2., 2.])
+    """
+    import duograd as dg  # noqa: PLC0415  (the stages import duograd anyway)
+
+    return dg.compile(step) if COMPILE else step
+
 # Run order of the stages, which is also the order of the report's sections.
 STAGES = ("spiral", "digits", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
           "finite_diff", "graphs", "inside_gradient", "verification")
