@@ -59,7 +59,7 @@ if str(ROOT) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ fir
 import numpy as np  # noqa: E402
 
 import duograd as dg  # noqa: E402
-from duograd import nn, optim  # noqa: E402
+from duograd import capture, nn, optim  # noqa: E402
 from duograd.nn import functional as F  # noqa: E402
 from benchmarks import handwritten as hw  # noqa: E402
 
@@ -477,6 +477,15 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
     grads["duograd_compiled"] = [p.grad.numpy().copy() for p in cmodel.parameters()]
     grads_compiled_ref = hw.mlp_loss_and_grads(w1, x, y)[1]
     engines["duograd_compiled"] = engine
+    # The same with buffer reuse (ufunc results that stay inside the replay written into
+    # arrays allocated once), timed beside it: whether reuse helps is measured, not assumed.
+    reuse, capture.REUSE_BUFFERS = capture.REUSE_BUFFERS, True
+    try:
+        reuse_engine, _ = make_compiled()
+        reuse_engine()
+    finally:
+        capture.REUSE_BUFFERS = reuse
+    engines["duograd_compiled_reuse"] = reuse_engine
 
     npp = [w.copy() for w in w0]
     grads["numpy"] = hw.mlp_loss_and_grads(npp, x, y)[1]
@@ -526,6 +535,9 @@ def bench_train(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
     res["met"] = res["ratio_to_numpy"]["duograd"] <= limit
     if f"train_{kind}" in COMPILED_TARGETS:
         res["compiled"] = _compiled_summary(f"train_{kind}", res)
+        with_reuse = times["duograd_compiled_reuse"]["median"] * 1e3
+        res["compiled"]["buffer_reuse_ms"] = _sig(with_reuse)
+        res["compiled"]["buffer_reuse_ratio_to_numpy"] = _sig(_ratio(with_reuse, res["numpy"]))
         res["compiled"].update(_first_call(lambda: setup.make_compiled()[0],
                                            times["duograd"]["median"]))
     return res

@@ -84,7 +84,11 @@ _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SHAPE_ONLY = (ones_like_p, zeros_like_p)  # results depend on the input's shape alone
 
 # Instruction kinds: (kind, kernel, a, b, out); Program.run spells them as literals
-_CALL1, _CALL2, _CALLN, _LOAD, _EFFECT = range(5)
+_CALL1, _CALL2, _CALLN, _LOAD, _EFFECT, _BUF1, _BUF2 = range(7)
+# Whether ufunc results that stay inside the replay are written into arrays allocated once.
+# Off: benchmarks/run.py times both ways on the training steps, and a fresh array from
+# the allocator (a block just freed, still in cache) measured as fast or faster.
+REUSE_BUFFERS = False
 
 
 def _kernel(op: Any, kw: dict) -> Callable:
@@ -228,6 +232,7 @@ class _Builder:
         self.prints: list = []           # the program's fingerprint, one entry per record
         self.cleared: dict = {}          # leaf -> index of the set_grad(None) still in force
         self.shapes: dict[int, tuple] = {}  # slot -> shape of a primitive's result
+        self.dtypes: dict[int, np.dtype] = {}
         self.constant_ids = {id(t) for t in _CONSTANTS.values()}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
@@ -318,6 +323,7 @@ class _Builder:
         by_tensor[id(out)] = o
         self.by_array[id(out._data)] = o
         self.shapes[o] = out._data.shape
+        self.dtypes[o] = out._data.dtype
         if (folded and not dyn) or op in _SHAPE_ONLY:
             self.values[o] = out._data  # folded: the recorded value is the value
             const.add(o)
@@ -476,6 +482,8 @@ class _Builder:
                 needed.update(ins[5])
         code.reverse()
         code = _peephole(code, needed_out=set(_slots_in(template)), shapes=self.shapes)
+        if REUSE_BUFFERS:
+            code = _reuse_buffers(code, set(_slots_in(template)), self.shapes, self.dtypes)
         later_kernel = False
         for ins in reversed(code):  # a host step followed by kernels snapshots what it changes
             if ins[7] == "host":
@@ -526,6 +534,36 @@ def _peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> lis
         if renamed and (a in renamed or b in renamed):
             a2, b2 = renamed.get(a, a), renamed.get(b, b)
             ins = (kind, f, a2, b2, o, [renamed.get(s, s) for s in reads], label, role)
+        out.append(ins)
+    return out
+
+
+def _reuse_buffers(code: list, needed_out: set[int], shapes: dict[int, tuple],
+                   dtypes: dict[int, np.dtype]) -> list:
+    """Give each ufunc result that never leaves the replay an array of its own, allocated
+    once and written in place (``out=``) by every replay, instead of a new one per call.
+
+    A result leaves the replay when it is returned, stored into ``.grad``, read by an
+    effect, or read by a kernel other than a ufunc (a transpose, reshape or index may
+    hand back a view of it, which could leave in turn): such results keep a new array per
+    call. Each slot is written once per replay, so its buffer is never read stale.
+    """
+    escapes = set(needed_out)
+    for ins in code:
+        kind, f, a, b, o, reads, label, role = ins
+        if role != "kernel" or not (kind in (_CALL1, _CALL2) and isinstance(f, np.ufunc)):
+            escapes.update(reads)
+    out = []
+    for ins in code:
+        kind, f, a, b, o, reads, label, role = ins
+        shape = shapes.get(o)
+        if role == "kernel" and isinstance(f, np.ufunc) and kind in (_CALL1, _CALL2) \
+                and o not in escapes and shape and f.nout == 1 and o not in reads:
+            buf = np.empty(shape, dtypes[o])
+            if kind == _CALL1:
+                ins = (_BUF1, f, a, buf, o, reads, label, role)
+            else:
+                ins = (_BUF2, f, (a, b), buf, o, reads, label, role)
         out.append(ins)
     return out
 
@@ -643,7 +681,7 @@ class Program:
         self.prints = prints
         self.const = const
         self.n_recorded = n_recorded
-        self.kernels = sum(1 for ins in code if ins[0] in (_CALL1, _CALL2, _CALLN))
+        self.kernels = sum(1 for ins in code if ins[0] in (_CALL1, _CALL2, _CALLN, _BUF1, _BUF2))
 
     def guard(self) -> bool:
         """Whether the tensors read but not given still have their recorded shapes, dtypes
@@ -661,7 +699,8 @@ class Program:
         st = _Replay(leaves)
         ins = None
         try:
-            # The kinds are literals (_CALL2 == 1, _CALL1 == 0, _LOAD == 3, _CALLN == 2),
+            # The kinds are literals (_CALL2 == 1, _CALL1 == 0, _BUF2 == 6, _BUF1 == 5,
+            # _LOAD == 3, _CALLN == 2),
             # most frequent first: this loop is the whole cost a replay adds per kernel.
             for ins in self.code:
                 kind, f, a, b, o = ins
@@ -669,6 +708,10 @@ class Program:
                     env[o] = f(env[a], env[b])
                 elif kind == 0:
                     env[o] = f(env[a])
+                elif kind == 6:
+                    env[o] = f(env[a[0]], env[a[1]], b)
+                elif kind == 5:
+                    env[o] = f(env[a], b)
                 elif kind == 3:
                     env[o] = f._data
                 elif kind == 2:
