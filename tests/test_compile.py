@@ -463,3 +463,30 @@ def test_a_checkpointed_block_inside_a_compiled_step():
         results.append(out + [p.grad.numpy() for p in model.parameters()])
     for a, b in zip(*results):
         _same(a, b)
+
+
+def test_buffer_reuse_replays_bit_for_bit(monkeypatch):
+    """The optional reuse of arrays for results that stay inside a replay changes nothing."""
+    monkeypatch.setattr(capture, "REUSE_BUFFERS", True)
+    rng = np.random.default_rng(9)
+    batches = [(rng.standard_normal((32, 64)), rng.integers(0, 10, 32)) for _ in range(10)]
+    eager_losses, eager_model, _ = _train(False, 64, [64, 32, 10], batches)
+    fast_losses, fast_model, _ = _train(True, 64, [64, 32, 10], batches)
+    for a, b in zip(fast_losses, eager_losses):
+        _same(a, b)
+    for p, q in zip(fast_model.parameters(), eager_model.parameters()):
+        _same(p, q)
+
+
+def test_buffer_reuse_keeps_results_that_leave_the_replay_apart(monkeypatch):
+    """Returned values (and views of them) are new arrays every call, never a buffer."""
+    monkeypatch.setattr(capture, "REUSE_BUFFERS", True)
+    fast = dg.compile(lambda x: ((dg.tensor(x) * 2).exp(), (dg.tensor(x) + 1).T))
+    fast(np.ones((2, 3)))
+    a1, b1 = fast(np.ones((2, 3)))
+    a2, b2 = fast(np.zeros((2, 3)))   # a1 and b1 must be untouched by this call
+    _same(a1, np.full((2, 3), np.exp(2.0)))
+    _same(b1, np.full((3, 2), 2.0))
+    _same(a2, np.ones((2, 3)))
+    kinds = [ins[0] for ins in next(iter(fast.programs.values())).code]
+    assert capture._BUF2 in kinds  # x * 2 stays inside: it has a buffer; the results do not
