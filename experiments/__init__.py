@@ -28,7 +28,7 @@ import numpy as np
 SIZES = ("full", "quick", "smoke")
 
 # Run order of the stages, which is also the order of the report's sections.
-STAGES = ("spiral", "digits", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
+STAGES = ("spiral", "digits", "digits_cnn", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
           "finite_diff", "graphs", "verification")
 
 
