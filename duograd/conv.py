@@ -44,6 +44,7 @@ array([[1., 2., 1.],
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -76,10 +77,40 @@ def _fill_value(fill: Any, dtype: np.dtype) -> Any:
     return np.finfo(dtype).min if fill == "lowest" else dtype.type(fill)
 
 
+# NumPy copies and adds a strided array one innermost run at a time, and a run here is one
+# row of OW output pixels. For small images (the digits' 8x8 and 4x4) those runs are a few
+# elements long and the per-run cost dominates, so below this width both directions go
+# through one flat index per window element instead: a gather (fancy indexing) and its
+# adjoint, a scatter-add (``np.bincount``). Both are a single C loop over every element.
+_SHORT_RUN = 16
+
+
+@functools.lru_cache(maxsize=64)
+def _window_index(hp: int, wp: int, kernel: Pair, stride: Pair) -> np.ndarray:
+    """Flat positions in an (hp, wp) plane of every window element, in (kh, kw, OH, OW) order."""
+    (kh, kw), (sh, sw) = kernel, stride
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    rows = np.arange(kh)[:, None, None, None] + sh * np.arange(oh)[None, None, :, None]
+    cols = np.arange(kw)[None, :, None, None] + sw * np.arange(ow)[None, None, None, :]
+    return (rows * wp + cols).ravel()
+
+
+@functools.lru_cache(maxsize=64)
+def _scatter_index(planes: int, hp: int, wp: int, kernel: Pair, stride: Pair) -> np.ndarray:
+    """``_window_index`` repeated for each of ``planes`` (n, c) planes, offset to its plane."""
+    idx = _window_index(hp, wp, kernel, stride)
+    return (np.arange(planes)[:, None] * (hp * wp) + idx).ravel()
+
+
 def _im2col(x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, fill: Any) -> np.ndarray:
     kh, kw = kernel
     sh, sw = stride
     xp = _padded(x, padding, _fill_value(fill, x.dtype))
+    n, c, hp, wp = xp.shape
+    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    if ow < _SHORT_RUN:
+        flat = xp.reshape(n, c, hp * wp)[:, :, _window_index(hp, wp, kernel, stride)]
+        return flat.reshape(n, c, kh, kw, oh, ow)
     win = sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]  # (N, C, OH, OW, kh, kw)
     return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))          # (N, C, kh, kw, OH, OW)
 
@@ -89,10 +120,16 @@ def _col2im(cols: np.ndarray, shape: tuple[int, ...], stride: Pair, padding: Pai
     _, _, kh, kw, oh, ow = cols.shape
     sh, sw = stride
     ph, pw = padding
-    xp = np.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
-    for i in range(kh):      # one strided add per kernel offset, never a loop over pixels
-        for j in range(kw):
-            xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
+    hp, wp = h + 2 * ph, w + 2 * pw
+    if ow < _SHORT_RUN:
+        index = _scatter_index(n * c, hp, wp, (kh, kw), stride)
+        xp = np.bincount(index, cols.ravel(), minlength=n * c * hp * wp)
+        xp = xp.astype(cols.dtype, copy=False).reshape(n, c, hp, wp)
+    else:
+        xp = np.zeros((n, c, hp, wp), dtype=cols.dtype)
+        for i in range(kh):      # one strided add per kernel offset, never a loop over pixels
+            for j in range(kw):
+                xp[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
     return xp[:, :, ph:ph + h, pw:pw + w] if ph or pw else xp
 
 
