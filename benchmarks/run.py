@@ -502,9 +502,10 @@ def bench_conv(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
 
 
 def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
-    """The walkthrough's digits CNN (experiments/digits_cnn.py): one training step, forward,
-    cross-entropy, backward and Adam, duograd's ``step(X, y)`` against the same network in
-    PyTorch float64 (weights copied across; the gradients are checked to agree first)."""
+    """The walkthrough's digits CNN (experiments/digits_cnn.py): one training step, forward
+    (dropout on), cross-entropy, backward and Adam, duograd's ``step(X, y)`` against the same
+    network in PyTorch float64 (weights copied across; the gradients are checked to agree
+    first, in eval mode)."""
     from experiments import digits_cnn
 
     n = ctx.sizes.cnn_batch
@@ -516,8 +517,10 @@ def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
     net = digits_cnn.build_cnn(0)
     step = digits_cnn.make_step(net)
     xt = dg.tensor(x)
+    net.eval()  # the gradient check without dropout (its masks differ between libraries)
     step(xt, y)
     grads = {"duograd": [p.grad.numpy().copy() for p in net.parameters()]}
+    net.train()
     opt = optim.Adam(net.parameters(), lr=1e-3)
 
     def duograd_step() -> float:
@@ -534,7 +537,8 @@ def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
         for name, dtype in (("torch", torch.float64), ("torch_f32", torch.float32)):
             tnet = tn.Sequential(tn.Conv2d(1, c1, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2),
                                  tn.Conv2d(c1, c2, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2),
-                                 tn.Flatten(), tn.Linear(4 * c2, 10)).to(dtype)
+                                 tn.Flatten(), tn.Dropout(digits_cnn.DROPOUT),
+                                 tn.Linear(4 * c2, 10)).to(dtype)
             tnet.load_state_dict(nn.utils.torch_state_dict(digits_cnn.build_cnn(0)))
             tx = torch.from_numpy(x.astype(np.float64 if name == "torch" else np.float32))
             topt = torch.optim.Adam(tnet.parameters(), lr=1e-3)
@@ -547,7 +551,9 @@ def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
                 topt.step()
                 return loss.item()
             if name == "torch":
+                tnet.eval()
                 torch.nn.functional.cross_entropy(tnet(tx), ty).backward()
+                tnet.train()
                 tg = [p.grad.numpy() for p in tnet.parameters()]
                 tg[-2] = tg[-2].T  # Linear weight: PyTorch (out, in), duograd (in, out)
                 diffs["duograd"] = _max_abs_diff(grads["duograd"], tg)

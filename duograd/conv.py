@@ -80,7 +80,7 @@ def _fill_value(fill: Any, dtype: np.dtype) -> Any:
 # NumPy copies and adds a strided array one innermost run at a time, and a run here is one
 # row of OW output pixels. For small images (the digits' 8x8 and 4x4) those runs are a few
 # elements long and the per-run cost dominates, so below this width both directions go
-# through one flat index per window element instead: a gather (fancy indexing) and its
+# through one flat index per window element instead: a gather (``take``) and its
 # adjoint, a scatter-add (``np.bincount``). Both are a single C loop over every element.
 _SHORT_RUN = 16
 
@@ -109,7 +109,8 @@ def _im2col(x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, fill: Any)
     n, c, hp, wp = xp.shape
     oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
     if ow < _SHORT_RUN:
-        flat = xp.reshape(n, c, hp * wp)[:, :, _window_index(hp, wp, kernel, stride)]
+        # take, not x[..., idx]: fancy indexing lays its result out batch-innermost
+        flat = xp.reshape(n * c, hp * wp).take(_window_index(hp, wp, kernel, stride), axis=1)
         return flat.reshape(n, c, kh, kw, oh, ow)
     win = sliding_window_view(xp, (kh, kw), axis=(2, 3))[:, :, ::sh, ::sw]  # (N, C, OH, OW, kh, kw)
     return np.ascontiguousarray(win.transpose(0, 1, 4, 5, 2, 3))          # (N, C, kh, kw, OH, OW)
