@@ -85,21 +85,35 @@ def _fill_value(fill: Any, dtype: np.dtype) -> Any:
 _SHORT_RUN = 16
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=128)
 def _window_index(hp: int, wp: int, kernel: Pair, stride: Pair) -> np.ndarray:
     """Flat positions in an (hp, wp) plane of every window element, in (kh, kw, OH, OW) order."""
     (kh, kw), (sh, sw) = kernel, stride
     oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
     rows = np.arange(kh)[:, None, None, None] + sh * np.arange(oh)[None, None, :, None]
     cols = np.arange(kw)[None, :, None, None] + sw * np.arange(ow)[None, None, None, :]
-    return (rows * wp + cols).ravel()
+    idx = (rows * wp + cols).ravel()
+    idx.flags.writeable = False  # shared by every call with these shapes
+    return idx
 
 
-@functools.lru_cache(maxsize=64)
 def _scatter_index(planes: int, hp: int, wp: int, kernel: Pair, stride: Pair) -> np.ndarray:
-    """``_window_index`` repeated for each of ``planes`` (n, c) planes, offset to its plane."""
-    idx = _window_index(hp, wp, kernel, stride)
-    return (np.arange(planes)[:, None] * (hp * wp) + idx).ravel()
+    """``_window_index`` repeated for each of ``planes`` (n, c) planes, offset to its plane;
+    kept for the next call when it is small (a training step repeats its shapes)."""
+    key = (planes, hp, wp, kernel, stride)
+    idx = _SCATTER_CACHE.get(key)
+    if idx is None:
+        plane = _window_index(hp, wp, kernel, stride)
+        idx = (np.arange(planes)[:, None] * (hp * wp) + plane).ravel()
+        if idx.size <= 1 << 22:
+            if len(_SCATTER_CACHE) >= 32:
+                _SCATTER_CACHE.pop(next(iter(_SCATTER_CACHE)))
+            idx.flags.writeable = False
+            _SCATTER_CACHE[key] = idx
+    return idx
+
+
+_SCATTER_CACHE: dict[tuple, np.ndarray] = {}
 
 
 def _im2col(x: np.ndarray, kernel: Pair, stride: Pair, padding: Pair, fill: Any) -> np.ndarray:
