@@ -73,6 +73,7 @@ QUICK_SKIPS = ("scalar_vs_tensor",)  # run under --quick only when named with --
 PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath"}
 STAGE_NEEDS = {
     "spiral": ("matplotlib", "sklearn"), "digits": ("matplotlib", "sklearn"),
+    "digits_cnn": ("matplotlib", "sklearn"),
     "optimizers": ("matplotlib", "sklearn"), "scalar_vs_tensor": ("matplotlib",),
     "benchmarks": ("matplotlib",), "modes": ("matplotlib",),
     "finite_diff": ("matplotlib", "mpmath"), "graphs": ("matplotlib",), "verification": (),

@@ -244,3 +244,46 @@ def mlp_hvp(params: Sequence[np.ndarray], x: np.ndarray, targets: np.ndarray,
             mask = masks[i - 1]
             g, rg = (g @ W.T) * mask, (rg @ W.T + g @ V.T) * mask
     return out
+
+
+def conv2d_layer_grads(x: np.ndarray, w: np.ndarray, b: np.ndarray, g: np.ndarray,
+                       padding: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A stride-1 convolution layer's forward and backward, by hand: ``(out, gx, gw, gb)``
+    for input ``x`` (N, C, H, W), weight ``w`` (O, C, kh, kw), bias ``b`` (O,) and output
+    cotangent ``g``.
+
+    One contiguous im2col copy (C*kh*kw rows per image, OH*OW columns, so the output comes
+    out in NCHW order), three GEMMs (the output, the weight's gradient, the columns'
+    gradient) and col2im as kh*kw strided adds.
+
+    >>> out, gx, gw, gb = conv2d_layer_grads(np.ones((1, 1, 3, 3)), np.ones((1, 1, 2, 2)),
+    ...                                      np.zeros(1), np.ones((1, 1, 2, 2)), padding=0)
+    >>> out[0, 0], gw[0, 0], gx[0, 0]
+    (array([[4., 4.],
+           [4., 4.]]), array([[4., 4.],
+           [4., 4.]]), array([[1., 2., 1.],
+           [2., 4., 2.],
+           [1., 2., 1.]]))
+    """
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    p = padding
+    xp = np.zeros((n, c, h + 2 * p, wd + 2 * p))
+    xp[:, :, p:p + h, p:p + wd] = x
+    oh, ow = h + 2 * p - kh + 1, wd + 2 * p - kw + 1
+    win = sliding_window_view(xp, (kh, kw), axis=(2, 3)).transpose(0, 1, 4, 5, 2, 3)
+    cols = np.ascontiguousarray(win).reshape(n, c * kh * kw, oh * ow)
+    w2 = w.reshape(o, c * kh * kw)
+    out = np.matmul(w2, cols).reshape(n, o, oh, ow)
+    out += b[:, None, None]
+    g2 = g.reshape(n, o, oh * ow)
+    gb = g.sum(axis=(0, 2, 3))
+    gw = np.matmul(g2, cols.transpose(0, 2, 1)).sum(axis=0).reshape(w.shape)
+    gcols = np.matmul(w2.T, g2).reshape(n, c, kh, kw, oh, ow)
+    gxp = np.zeros_like(xp)
+    for i in range(kh):
+        for j in range(kw):
+            gxp[:, :, i:i + oh, j:j + ow] += gcols[:, :, i, j]
+    return out, gxp[:, :, p:p + h, p:p + wd], gw, gb

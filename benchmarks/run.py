@@ -91,18 +91,26 @@ class Sizes:
         "per_op": 5, "spiral": 3, "digits": 5, "blas": 1, "chain": 1, "hvp": 1})
     profile_steps: int = 100
     use_sklearn: bool = True
+    # convolution layers, forward + backward: (batch, in_channels, out_channels, H = W); k3, p1
+    conv_digits: tuple[int, int, int, int] = (64, 1, 16, 8)
+    conv_mid: tuple[int, int, int, int] = (32, 16, 32, 32)
+    cnn_batch: int = 64
+    conv_repeats: dict[str, int] = field(default_factory=lambda: {
+        "conv_digits": 61, "conv_mid": 9, "cnn": 41})
 
 
 FULL = Sizes()
 QUICK = Sizes(long_chain=20_000,
               repeats={"per_op": 11, "spiral": 9, "digits": 11, "blas": 3, "chain": 1, "hvp": 7},
               inner={"per_op": 5, "spiral": 2, "digits": 3, "blas": 1, "chain": 1, "hvp": 1},
-              profile_steps=20)
+              profile_steps=20, conv_repeats={"conv_digits": 15, "conv_mid": 3, "cnn": 11})
 # For the test suite: every code path, tiny arrays, nothing repeated.
 SMOKE = Sizes(per_op_ops=20, long_chain=2_000, spiral=(2, (16, 16, 2), 64),
               digits=(64, (16, 8, 10), 16), blas=(32, (64, 64, 10), 16),
               repeats={k: 1 for k in FULL.repeats}, inner={k: 1 for k in FULL.inner},
-              profile_steps=1, use_sklearn=False)
+              profile_steps=1, use_sklearn=False, conv_digits=(4, 1, 3, 8),
+              conv_mid=(2, 3, 4, 6), cnn_batch=8,
+              conv_repeats={"conv_digits": 1, "conv_mid": 1, "cnn": 1})
 
 TARGETS = {
     "per_op": "duograd <= torch",
@@ -112,6 +120,9 @@ TARGETS = {
     "chain": "duograd < torch",
     "memory": "duograd <= 1.5x numpy",
     "hvp": "duograd <= 2x torch",
+    "conv_digits": "duograd <= torch",
+    "conv_mid": ["duograd <= 1.1x torch", "duograd <= 1.1x numpy"],
+    "cnn": "duograd <= torch",
 }
 # dg.compile (capture and replay), as ratios to the hand-written NumPy floor; the first
 # call records, and its time is compared with one eager step.
@@ -543,6 +554,124 @@ def bench_train(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
     return res
 
 
+# ====================================================================== convolution
+
+def bench_conv(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
+    """One convolution layer (k3, stride 1, padding 1), forward and backward with respect to
+    x, w and b, from leaves made once; the cotangent of the output is fixed."""
+    n, c, o, side = getattr(ctx.sizes, kind)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((n, c, side, side)), rng.standard_normal((o, c, 3, 3)) / 3
+    b, g = rng.standard_normal(o), rng.standard_normal((n, o, side, side))
+    xt, wt, bt, gt = (dg.tensor(x, requires_grad=True), dg.tensor(w, requires_grad=True),
+                      dg.tensor(b, requires_grad=True), dg.tensor(g))
+
+    def duograd_fn() -> list[np.ndarray]:
+        xt.grad = wt.grad = bt.grad = None
+        out = dg.conv2d(xt, wt, bt, padding=1)
+        out.backward(gt)
+        return [out.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+
+    engines: dict[str, Callable[[], Any]] = {"duograd": duograd_fn}
+    torch = ctx.torch
+    if torch is not None:
+        for name, dtype in (("torch", torch.float64), ("torch_f32", torch.float32)):
+            ts = [torch.tensor(a, dtype=dtype, requires_grad=True) for a in (x, w, b)]
+            tg = torch.tensor(g, dtype=dtype)
+
+            def torch_fn(ts=ts, tg=tg) -> list[np.ndarray]:
+                for t in ts:
+                    t.grad = None
+                out = torch.nn.functional.conv2d(*ts, padding=1)
+                out.backward(tg)
+                return [out.detach().numpy()] + [t.grad.numpy() for t in ts]
+            engines[name] = torch_fn
+    engines["numpy"] = lambda: hw.conv2d_layer_grads(x, w, b, g, padding=1)
+    reference = list(hw.conv2d_layer_grads(x, w, b, g, padding=1))
+    diffs = {k: _max_abs_diff(fn(), reference) for k, fn in engines.items() if k not in ("numpy", "torch_f32")}
+    _check_grads(f"{kind} layer", diffs["duograd"])
+    times = _interleaved(engines, ctx.sizes.conv_repeats[kind], 1)
+    res = _report(times, 1e3, "ms per forward + backward")
+    res.update(model=f"conv2d {c}->{o}, {side}x{side}, k3 p1, batch {n}", batch=n,
+               step="forward and backward with respect to x, w and b",
+               grad_max_abs_diff=_sig_all(diffs), target=TARGETS[kind],
+               ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])),
+               ratio_to_numpy=_sig(_ratio(res["duograd"], res["numpy"])))
+    limits = [(1.0, "torch")] if kind == "conv_digits" else [(1.1, "torch"), (1.1, "numpy")]
+    checks = [None if res[ref] is None else res["duograd"] <= lim * res[ref] for lim, ref in limits]
+    res["met"] = None if None in checks else all(checks)
+    return res
+
+
+def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
+    """The walkthrough's digits CNN (experiments/digits_cnn.py): one training step, forward
+    (dropout on), cross-entropy, backward and Adam, duograd's ``step(X, y)`` against the same
+    network in PyTorch float64 (weights copied across; the gradients are checked to agree
+    first, in eval mode)."""
+    from experiments import digits_cnn
+
+    n = ctx.sizes.cnn_batch
+    x, y = _data("digits", ctx)  # the first images of the digits (random when smoke)
+    rng = np.random.default_rng(1)
+    if x.shape[0] < n or not ctx.sizes.use_sklearn:
+        x, y = rng.random((n, 64)), rng.integers(0, 10, n)
+    x, y = x[:n].reshape(n, 1, 8, 8), y[:n]
+    net = digits_cnn.build_cnn(0)
+    step = digits_cnn.make_step(net)
+    xt = dg.tensor(x)
+    net.eval()  # the gradient check without dropout (its masks differ between libraries)
+    step(xt, y)
+    grads = {"duograd": [p.grad.numpy().copy() for p in net.parameters()]}
+    net.train()
+    opt = optim.Adam(net.parameters(), lr=1e-3)
+
+    def duograd_step() -> float:
+        loss = step(xt, y)
+        opt.step()
+        return loss.item()
+    engines: dict[str, Callable[[], Any]] = {"duograd": duograd_step}
+    torch = ctx.torch
+    diffs: dict[str, float] = {}
+    if torch is not None:
+        tn = torch.nn
+        c1, c2 = digits_cnn.CHANNELS
+        ty = torch.from_numpy(y.astype(np.int64))
+        for name, dtype in (("torch", torch.float64), ("torch_f32", torch.float32)):
+            tnet = tn.Sequential(tn.Conv2d(1, c1, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2),
+                                 tn.Conv2d(c1, c2, 3, padding=1), tn.ReLU(), tn.MaxPool2d(2),
+                                 tn.Flatten(), tn.Dropout(digits_cnn.DROPOUT),
+                                 tn.Linear(4 * c2, 10)).to(dtype)
+            tnet.load_state_dict(nn.utils.torch_state_dict(digits_cnn.build_cnn(0)))
+            tx = torch.from_numpy(x.astype(np.float64 if name == "torch" else np.float32))
+            topt = torch.optim.Adam(tnet.parameters(), lr=1e-3)
+
+            def torch_step(tnet=tnet, tx=tx, topt=topt) -> float:
+                for p in tnet.parameters():
+                    p.grad = None
+                loss = torch.nn.functional.cross_entropy(tnet(tx), ty)
+                loss.backward()
+                topt.step()
+                return loss.item()
+            if name == "torch":
+                tnet.eval()
+                torch.nn.functional.cross_entropy(tnet(tx), ty).backward()
+                tnet.train()
+                tg = [p.grad.numpy() for p in tnet.parameters()]
+                tg[-2] = tg[-2].T  # Linear weight: PyTorch (out, in), duograd (in, out)
+                diffs["duograd"] = _max_abs_diff(grads["duograd"], tg)
+            engines[name] = torch_step
+    times = _interleaved(engines, ctx.sizes.conv_repeats["cnn"], 1)
+    res = _report(times, 1e3, "ms per step")
+    res.update(model=f"digits CNN, {sum(p.size for p in net.parameters()):,} parameters",
+               batch=n, step="forward, cross-entropy, backward, Adam (step(X, y) then opt.step())",
+               grad_max_abs_diff_to_torch=_sig_all(diffs), target=TARGETS["cnn"],
+               ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])))
+    if diffs and not diffs["duograd"] < GRAD_TOL:
+        raise AssertionError(f"CNN step: duograd and PyTorch gradients differ by {diffs['duograd']:.3e}")
+    res["met"] = None if res["torch"] is None else res["duograd"] <= res["torch"]
+    return res
+
+
 def _peak_bytes(fn: Callable[[], Any]) -> int:
     """Peak bytes traced by ``tracemalloc`` during one call of ``fn``, above what was
     allocated when it started (after a warm-up call, so caches are already built)."""
@@ -817,16 +946,21 @@ def format_table(results: dict[str, Any]) -> str:
     lines += [head, "-" * len(head)]
 
     def row(label: str, r: dict[str, Any]) -> None:
+        target = r["target"] if isinstance(r["target"], str) else " & ".join(r["target"])
         lines.append(f"{label:<30}" + "".join(f"{_cell(r.get(k)):>10}" for k in ENGINES)
                      + f"{_cell(_ratio(r['duograd'], r.get('numpy'))):>10}"
                      + f"{_cell(_ratio(r['duograd'], r.get('torch'))):>10}"
-                     + f"   {r['target']:<26}{_cell(r['met']):>4}")
+                     + f"   {target:<26}{_cell(r['met']):>4}")
 
     row(f"per-op, {results['per_op']['ops']} ops (us/op)", results["per_op"])
     for kind, label in (("spiral", "spiral step (ms)"), ("digits", "digits step (ms)"),
                         ("blas", "BLAS-bound step (ms)")):
         row(label, results[f"train_{kind}"])
     row(f"chain of {results['chain']['ops']:,} (s)", results["chain"])
+    for key, label in (("conv_digits", "conv layer, digits size (ms)"),
+                       ("conv_mid", "conv layer, mid-size (ms)"), ("train_cnn", "digits CNN step (ms)")):
+        if key in results:
+            row(label, results[key])
     m = results["memory"]
     row("spiral step peak (MiB)", {**m, "torch": None, "autograd": None})
     lines.append("")
@@ -911,6 +1045,9 @@ def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
         ("hvp", bench_hvp),
         ("replay_overhead", bench_replay_overhead),
         ("profile", profile_spiral),
+        ("conv_digits", lambda c: bench_conv("conv_digits", c)),
+        ("conv_mid", lambda c: bench_conv("conv_mid", c)),
+        ("train_cnn", bench_cnn),
     ]
     tqdm = getattr(_optional("tqdm"), "tqdm", None)
     results: dict[str, Any] = {}
@@ -927,7 +1064,8 @@ def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
     results["threads"] = threads
     results["machine"] = machine_info(torch, hips)
     results["config"] = {"mode": "smoke" if smoke else "quick" if quick else "full",
-                         "repeats": {k: ctx.repeats(k) for k in sizes.repeats},
+                         "repeats": {**{k: ctx.repeats(k) for k in sizes.repeats},
+                                     **sizes.conv_repeats},
                          "inner": dict(sizes.inner), "statistic": "median over repeats",
                          "interleaved": "round-robin across engines within each repeat",
                          "seconds": _sig(time.perf_counter() - t0, 3)}

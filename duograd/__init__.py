@@ -18,6 +18,7 @@ from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, bro
                   minimum, relu, reshape, sigmoid, sin, softmax, softplus, sqrt, squeeze, stack, sum,
                   tanh, transpose, unsqueeze, var, where)
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
+from .conv import avg_pool2d, conv2d, max_pool2d
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .capture import Compiled, compile  # noqa: E402,A001
@@ -33,6 +34,7 @@ __all__ = [
     "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softplus", "sin", "cos", "abs", "clip",
     "sum", "mean", "var", "max", "min", "logsumexp", "softmax", "log_softmax", "cumsum",
     "argmax", "argmin", "reshape", "transpose", "broadcast_to", "squeeze", "unsqueeze",
+    "conv2d", "max_pool2d", "avg_pool2d",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
     "compile", "Compiled",

@@ -45,7 +45,7 @@ def compiled(step: Callable) -> Callable:
     return dg.compile(step) if COMPILE else step
 
 # Run order of the stages, which is also the order of the report's sections.
-STAGES = ("spiral", "digits", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
+STAGES = ("spiral", "digits", "digits_cnn", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
           "finite_diff", "graphs", "inside_gradient", "verification")
 
 

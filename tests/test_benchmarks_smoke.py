@@ -205,3 +205,31 @@ def test_cli_quick_flag_parses(monkeypatch, tmp_path):
     monkeypatch.setattr(bench, "run", lambda **kw: seen.update(kw))
     assert bench.main(["--quick", "--out", os.fspath(tmp_path / "x.json")]) == 0
     assert seen["quick"] is True and seen["out"] == os.fspath(tmp_path / "x.json")
+
+
+def test_convolution_rows(smoke):
+    results = smoke[0]
+    for key in ("conv_digits", "conv_mid", "train_cnn"):
+        r = results[key]
+        assert _positive(r["duograd"]) and (r["torch"] is None or _positive(r["torch"])), key
+    for key in ("conv_digits", "conv_mid"):
+        assert _positive(results[key]["numpy"])
+        assert results[key]["grad_max_abs_diff"]["duograd"] < 1e-10
+    assert results["conv_mid"]["target"] == ["duograd <= 1.1x torch", "duograd <= 1.1x numpy"]
+    diff = results["train_cnn"]["grad_max_abs_diff_to_torch"]
+    assert not diff or diff["duograd"] < 1e-10
+    assert "conv layer, mid-size" in bench.format_table(results)
+
+
+@pytest.mark.oracle
+def test_handwritten_conv_layer_matches_torch(torch):
+    """The NumPy floor of the convolution rows computes torch's values and gradients."""
+    rng = np.random.default_rng(0)
+    x, w, b = rng.normal(size=(2, 3, 6, 5)), rng.normal(size=(4, 3, 3, 3)), rng.normal(size=4)
+    g = rng.normal(size=(2, 4, 6, 5))
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    out = torch.nn.functional.conv2d(*ts, padding=1)
+    out.backward(torch.from_numpy(g))
+    ours = hw.conv2d_layer_grads(x, w, b, g, padding=1)
+    for a, t in zip(ours, [out.detach()] + [t.grad for t in ts]):
+        np.testing.assert_allclose(a, t.numpy(), rtol=1e-12, atol=1e-13)

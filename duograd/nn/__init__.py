@@ -1,8 +1,8 @@
 """Neural networks on the tensor engine: modules (``Module``, ``Linear``, ``MLP``,
 ``Sequential``, ``ReLU``, ``Tanh``, ``Sigmoid``, ``Dropout``, ``MSELoss``,
-``CrossEntropyLoss``), in ``duograd.nn.functional`` the losses composed from primitive
-operations, and in ``duograd.nn.utils`` gradient clipping and PyTorch state-dict
-conversion.
+``CrossEntropyLoss``, ``Conv2d``, ``MaxPool2d``, ``AvgPool2d``, ``Flatten``), in
+``duograd.nn.functional`` the losses composed from primitive operations, and in
+``duograd.nn.utils`` gradient clipping and PyTorch state-dict conversion.
 
 >>> import duograd as dg
 >>> from duograd import nn
@@ -17,7 +17,9 @@ conversion.
 from . import functional
 from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, ReLU, Sequential,
                       Sigmoid, Tanh)
+from .modules import AvgPool2d, Conv2d, Flatten, MaxPool2d
 from . import utils  # noqa: E402  (it refers to the modules above)
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
-           "MSELoss", "CrossEntropyLoss", "functional", "utils"]
+           "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
+           "functional", "utils"]
