@@ -21,6 +21,8 @@ What the recording holds besides primitive calls, and how a replay treats it:
 - **Constants** (Tensors made inside ``fn`` from fixed data, the seed of ones, anything
   computed from constants alone) are folded: computed once, at recording time.
 - **Results nobody reads** are dropped.
+- **Random draws** made through ``tensor._draw`` (``nn.Dropout``'s mask) are drawn again,
+  from the same generator, so a replayed training run matches the eager one.
 - **Effects** are replayed in order: gradients accumulated into ``.grad``, ``.grad``
   assignments (``zero_grad``), and host steps (``opt.step()``, a scheduler's step,
   ``clip_grad_norm_``: ``autograd.host``) called again. Writes to ``.grad`` are held back
@@ -36,7 +38,8 @@ it reads but was not given; a change records again.
 
 What cannot be captured: Python decisions on tensor values (``if loss.item() > 1:``) are
 frozen at the recorded branch, and so is anything computed in plain NumPy or Python from
-a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``, random draws). Reading a value
+a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``, NumPy random draws of your own).
+Reading a value
 while recording warns, naming the line; ``recheck_every=N`` runs ``fn`` eagerly every N-th
 call and raises ``RuntimeError`` naming the first operation where the fresh recording
 differs. Tensors a replay returns hold the right values but no graph (compile the whole
@@ -189,6 +192,9 @@ class _Recorder:
 
     def derived(self, out: np.ndarray, source: Any, fn: Callable, kw: dict) -> None:
         autograd._trace.append((EFFECT, "derive", (source, fn, kw), out))
+
+    def drawn(self, out: np.ndarray, fn: Callable, args: tuple) -> None:
+        autograd._trace.append((EFFECT, "draw", (fn, args), out))
 
     def set_grad(self, t: Tensor, value: Tensor | None) -> None:
         autograd._trace.append((EFFECT, "set_grad", (t,), value))
@@ -371,6 +377,13 @@ class _Builder:
             self.by_array[id(out)] = o
             self.code.append((_CALL1, functools.partial(fn, **kw) if kw else fn, s, None, o, [s],
                               "derive", "kernel"))
+        elif kind == "draw":  # random numbers: drawn again by every replay, in the same order
+            fn, fargs = args
+            if self.fingerprints:
+                self.prints.append(("draw", getattr(fn, "__qualname__", repr(fn)), _fingerprint(fargs)))
+            o = self.new_slot()
+            self.by_array[id(out)] = o
+            self.code.append((_CALLN, functools.partial(fn, *fargs), (), None, o, [], "draw", "effect"))
         elif kind == "accumulate":
             leaf, g = args
             ref, gs = self.leaf_ref(leaf), self.slot(g)

@@ -84,6 +84,16 @@ def _derive(fn: Any, source: Any, **kw: Any) -> np.ndarray:
     return out
 
 
+def _draw(fn: Any, *args: Any) -> np.ndarray:
+    """``fn(*args)``, an array drawn afresh on every call (random numbers, a dropout
+    mask). A ``dg.compile`` recording notes it, so that a replay draws again, from the same
+    generator, instead of reusing the recorded draw."""
+    out = fn(*args)
+    if _capture is not None:
+        _capture.drawn(out, fn, args)
+    return out
+
+
 def _convert(x: Any, dtype: Any) -> np.ndarray:
     """An array operand as the engine holds it: float and bool kept, integers cast."""
     arr = np.asarray(x)

@@ -490,3 +490,24 @@ def test_buffer_reuse_keeps_results_that_leave_the_replay_apart(monkeypatch):
     _same(a2, np.ones((2, 3)))
     kinds = [ins[0] for ins in next(iter(fast.programs.values())).code]
     assert capture._BUF2 in kinds  # x * 2 stays inside: it has a buffer; the results do not
+
+
+def test_dropout_draws_a_new_mask_on_every_replay():
+    """nn.Dropout's mask comes from its generator on every call, replayed or not."""
+    X, y = np.random.default_rng(3).standard_normal((8, 6)), np.arange(8) % 3
+    runs = []
+    for compiled in (False, True):
+        model = nn.Sequential(nn.Linear(6, 16, rng=0), nn.ReLU(), nn.Dropout(0.5, rng=1), nn.Linear(16, 3, rng=2))
+        opt = optim.SGD(model.parameters(), lr=0.1)
+
+        def step(X, y):
+            model.zero_grad()
+            loss = F.cross_entropy(model(X), y)
+            loss.backward()
+            opt.step()
+            return loss
+        run = dg.compile(step) if compiled else step
+        runs.append([run(X, y).numpy() for _ in range(5)] + [p.numpy().copy() for p in model.parameters()])
+    for a, b in zip(*runs):
+        _same(a, b)
+    assert len({float(v) for v in runs[1][:5]}) == 5  # a different mask (and loss) each step

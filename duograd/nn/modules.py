@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from ..conv import avg_pool2d, conv2d, max_pool2d
-from ..tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
+from ..tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from . import functional as F
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
@@ -396,9 +396,11 @@ class Dropout(Module):
             return x
         if self.p == 1.0:  # every element dropped (PyTorch gives zeros, not 0 * inf)
             return x * np.zeros(x.shape, dtype=x.dtype)
-        keep = self._rng.random(x.shape) >= self.p   # kept with probability 1 - p
-        mask = keep.astype(x.dtype) * x.dtype.type(1.0 / (1.0 - self.p))
-        return x * mask
+        return x * _draw(self._mask, x.shape, x.dtype)  # (drawn again by a dg.compile replay)
+
+    def _mask(self, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        keep = self._rng.random(shape) >= self.p   # kept with probability 1 - p
+        return keep.astype(dtype) * dtype.type(1.0 / (1.0 - self.p))
 
     def _extra_repr(self) -> str:
         return f"p={self.p}"
