@@ -49,7 +49,7 @@ def _grid(lo_exp: float, hi_exp: float, per_decade: int = 2) -> list[float]:
 # name -> (factory(params, lr), learning-rate grid)
 OPTIMIZERS: dict[str, tuple[Callable[[list, float], optim.Optimizer], list[float]]] = {
     "SGD": (lambda ps, lr: optim.SGD(ps, lr=lr), _grid(-2, 1)),
-    "SGD+momentum": (lambda ps, lr: optim.SGD(ps, lr=lr, momentum=MOMENTUM), _grid(-3, 0)),
+    "SGD+momentum": (lambda ps, lr: optim.SGD(ps, lr=lr, momentum=MOMENTUM), _grid(-3, 0.5)),
     "Adam": (lambda ps, lr: optim.Adam(ps, lr=lr), _grid(-4, -0.5)),
 }
 
