@@ -7,8 +7,10 @@ writes its figures into the folder ``out`` and returns the numbers it measured, 
 repeats, for ``--quick``) or ``"smoke"`` (tiny epochs: proves the plumbing runs, the
 numbers mean nothing).
 
-Shared here: the two-arm spiral data set, the stratified split, timing, the progress
-bar and figure saving.
+Shared here: the two-arm spiral data set, the stratified split, timing (medians with
+their quartiles), the progress bar and figure saving, and the seed runner: ``over_seeds``
+(``parallel_map``) runs one independent task per seed on a small process pool, with the
+same results whatever the number of workers, and ``mean_sd`` / ``band`` summarise them.
 
 >>> import numpy as np
 >>> X, y = make_spiral(10, rng=0)

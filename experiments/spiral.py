@@ -182,7 +182,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     sigma_overlap = overlap_noise()
     headline = (NOISE, sigma_overlap)
     levels = sorted(set(SWEEP[size]) | set(headline))
-    sweep_seeds = seeds[:SWEEP_SEEDS[size]] if size != "full" else seeds
+    sweep_seeds = seeds[:SWEEP_SEEDS[size]]
     jobs = []
     for noise in headline:  # the long runs (curves every epoch) first, for the pool
         jobs += [(s, noise, True, s == SEED) for s in seeds]
