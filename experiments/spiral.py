@@ -342,8 +342,10 @@ def _draw_sweep(out, sweep: dict[str, Any], headline: tuple[float, float]) -> st
     ax.set_xlabel("angular noise σ (rad)")
     ax.set_ylabel("accuracy (%)")
     ax.set_ylim(50, 101)
-    n_seeds = max(sweep["seeds_per_level"])
-    ax.set_title(f"Accuracy against the data's ceiling (mean ± sd, {n_seeds} seeds)", fontsize=10)
+    n_seeds = sorted(set(sweep["seeds_per_level"]))
+    seeds = (f"{n_seeds[0]} seeds" if len(n_seeds) == 1 else
+             f"{'/'.join(map(str, n_seeds))} seeds per level")
+    ax.set_title(f"Accuracy against the data's ceiling (mean ± sd, {seeds})", fontsize=10)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8, loc="lower left")
     _level_band(ax_gap, levels, sweep, "generalisation_gap", "train − test (memorising)",
