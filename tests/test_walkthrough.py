@@ -238,9 +238,13 @@ def _without_timings(d):
 
 
 @pytest.mark.parametrize("stage", ["spiral", "optimizers", "digits"])
-def test_same_command_same_numbers(stage, tmp_path):
+def test_same_command_same_numbers(stage, tmp_path, monkeypatch):
+    """Twice the same numbers, the first time in this process (one worker), the second on
+    a pool of two: the seeds' runs do not depend on where they ran."""
     run = walkthrough.stage_runner(stage)
+    monkeypatch.setenv("DUOGRAD_WORKERS", "1")
     first = run(tmp_path / "a", size="smoke", progress=False)
+    monkeypatch.setenv("DUOGRAD_WORKERS", "2")
     second = run(tmp_path / "b", size="smoke", progress=False)
     assert _without_timings(first) == _without_timings(second)
 
