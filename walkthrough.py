@@ -118,18 +118,23 @@ def _draw_benchmarks(out: Path, b: dict[str, Any]) -> str:
     missing = []  # (x, engine) of each bar with no measurement, marked "n/a" below
     below_floor = []  # duograd bars under the NumPy floor
     for i, (key, label) in enumerate(engines):
-        xs, ys = [], []
+        xs, ys, lo, hi = [], [], [], []
         for j, (k, _) in enumerate(rows):
             r = b[k]
             x = j + (i - (len(engines) - 1) / 2) * width
             if r.get(key) is not None and r.get("numpy"):
                 xs.append(x)
                 ys.append(r[key] / r["numpy"])
+                # Error bar: this engine's p25-p75 over the repeats, relative to NumPy's median.
+                q = (r.get("quartiles") or {}).get(key) or [r[key], r[key]]
+                lo.append(ys[-1] - q[0] / r["numpy"])
+                hi.append(q[1] / r["numpy"] - ys[-1])
                 if key == "duograd" and k == "train_blas" and ys[-1] < 1.0:
                     below_floor.append((x, ys[-1]))
             else:
                 missing.append((x, label))
-        ax.bar(xs, ys, width=width, label=label, color=f"C{i}")
+        ax.bar(xs, ys, width=width, label=label, color=f"C{i}", yerr=[lo, hi], capsize=2.5,
+               error_kw={"elinewidth": 1, "ecolor": "0.15"})
     ax.axhline(1.0, color="black", lw=1, ls="--", label="hand-written NumPy (= 1x, the floor)")
     ax.set_yscale("log")
     from matplotlib.ticker import FuncFormatter, LogLocator
@@ -149,7 +154,8 @@ def _draw_benchmarks(out: Path, b: dict[str, Any]) -> str:
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels([label for _, label in rows])
     ax.set_ylabel("time relative to hand-written NumPy (log scale)")
-    ax.set_title("Time per step or op, relative to the NumPy floor (lower is faster)")
+    ax.set_title("Time per step or op, relative to the NumPy floor (lower is faster);\n"
+                 "bars: median, whiskers: p25-p75 of the repeats", fontsize=10)
     ax.grid(True, axis="y", which="major", alpha=0.3)
     ax.legend(fontsize=8, ncol=2, loc="upper right")
     notes = []
@@ -360,6 +366,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--no-compile", action="store_true",
                    help="train eagerly instead of through dg.compile (to compare the two)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes for the stages that train from several seeds (default: "
+                        "$DUOGRAD_WORKERS, else 2); the numbers do not depend on it")
     p.add_argument("--render-only", action="store_true",
                    help="run nothing: rebuild report.html (and README's block) from measurements.json")
     return p
@@ -412,6 +421,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(install_hint(missing), file=sys.stderr)
         return 2
     size = "smoke" if args.smoke else "quick" if args.quick else "full"
+    if args.workers is not None:
+        if args.workers < 1:
+            raise SystemExit(f"walkthrough: --workers must be >= 1, got {args.workers}")
+        os.environ["DUOGRAD_WORKERS"] = str(args.workers)  # read by experiments.over_seeds
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     path = out / MEASUREMENTS

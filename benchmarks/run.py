@@ -166,7 +166,8 @@ def _interleaved(engines: dict[str, Callable[[], Any]], repeats: int, inner: int
                 fn()
             samples[name].append((time.perf_counter() - t0) / inner)
     gc.unfreeze()
-    return {k: {"median": statistics.median(v), "min": min(v), "max": max(v)}
+    return {k: {"median": statistics.median(v), "min": min(v), "max": max(v),
+                "p25": float(np.percentile(v, 25)), "p75": float(np.percentile(v, 75))}
             for k, v in samples.items()}
 
 
@@ -184,15 +185,18 @@ def _ratio(a: float | None, b: float | None) -> float | None:
 
 
 def _report(times: dict[str, dict[str, float]], scale: float, unit: str) -> dict[str, Any]:
-    """Per engine: median (scaled to ``unit``) and the [min, max] spread; None for absent ones."""
+    """Per engine: median (scaled to ``unit``), the [min, max] spread and the [p25, p75]
+    quartiles; None for absent ones."""
     out: dict[str, Any] = {"unit": unit}
-    spread = {}
+    spread, quartiles = {}, {}
     for name in ENGINES:
         t = times.get(name)
         out[name] = _sig(t["median"] * scale) if t else None
         if t:
             spread[name] = [_sig(t["min"] * scale), _sig(t["max"] * scale)]
+            quartiles[name] = [_sig(t["p25"] * scale), _sig(t["p75"] * scale)]
     out["spread"] = spread
+    out["quartiles"] = quartiles
     return out
 
 
@@ -768,6 +772,8 @@ def bench_hvp(ctx: SimpleNamespace) -> dict[str, Any]:
     res: dict[str, Any] = {"unit": "ms per H.v", "n_params": int(sum(w.size for w in w0)), **ms,
                            "spread": {k: [_sig(t["min"] * 1e3), _sig(t["max"] * 1e3)]
                                       for k, t in times.items()},
+                           "quartiles": {k: [_sig(t["p25"] * 1e3), _sig(t["p75"] * 1e3)]
+                                         for k, t in times.items()},
                            "checks": _sig_all(checks), "target": TARGETS["hvp"]}
     res["ratio_to_torch"] = _sig(_ratio(ms["duograd_fwd_over_rev"], torch_best))
     res["ratio_rev_over_rev_to_torch"] = _sig(_ratio(ms["duograd_rev_over_rev"], torch_best))
@@ -1067,6 +1073,7 @@ def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
                          "repeats": {**{k: ctx.repeats(k) for k in sizes.repeats},
                                      **sizes.conv_repeats},
                          "inner": dict(sizes.inner), "statistic": "median over repeats",
+                         "range": "p25-p75 of the repeats (key 'quartiles')",
                          "interleaved": "round-robin across engines within each repeat",
                          "seconds": _sig(time.perf_counter() - t0, 3)}
     print(format_table(results))

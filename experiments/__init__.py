@@ -7,8 +7,10 @@ writes its figures into the folder ``out`` and returns the numbers it measured, 
 repeats, for ``--quick``) or ``"smoke"`` (tiny epochs: proves the plumbing runs, the
 numbers mean nothing).
 
-Shared here: the two-arm spiral data set, the stratified split, timing, the progress
-bar and figure saving.
+Shared here: the two-arm spiral data set, the stratified split, timing (medians with
+their quartiles), the progress bar and figure saving, and the seed runner: ``over_seeds``
+(``parallel_map``) runs one independent task per seed on a small process pool, with the
+same results whatever the number of workers, and ``mean_sd`` / ``band`` summarise them.
 
 >>> import numpy as np
 >>> X, y = make_spiral(10, rng=0)
@@ -194,3 +196,168 @@ def to_list(a: Sequence[float] | np.ndarray, digits: int = 12) -> list[float]:
     [0.3333, 2.0]
     """
     return [float(f"{float(v):.{digits}g}") for v in np.asarray(a, dtype=float).ravel()]
+
+
+# ---------------------------------------------------------------- seeds, in parallel
+
+def default_workers() -> int:
+    """How many processes :func:`over_seeds` uses when not told: ``$DUOGRAD_WORKERS``
+    when set (``walkthrough.py --workers N`` sets it), else 2 (or 1 on a single core).
+
+    >>> default_workers() >= 1
+    True
+    """
+    env = os.environ.get("DUOGRAD_WORKERS", "").strip()
+    if env:
+        n = int(env)
+        if n < 1:
+            raise ValueError(f"DUOGRAD_WORKERS must be a positive integer, got {env!r}")
+        return n
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+def _one_blas_thread() -> Any:
+    """A context holding BLAS to one thread (threadpoolctl when installed), so a task
+    computes the same bits in a worker process as in this one."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        import contextlib
+        return contextlib.nullcontext()
+    return threadpool_limits(limits=1)
+
+
+def _worker_init() -> None:
+    # A worker lives for one pool; the limit holds for its whole life.
+    global _WORKER_LIMIT
+    _WORKER_LIMIT = _one_blas_thread()
+    _WORKER_LIMIT.__enter__()
+
+
+_WORKER_LIMIT: Any = None
+_BLAS_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _pool_context() -> Any:
+    """Process start method: a fork server where the platform has one (workers fork from a
+    clean process that has imported NumPy, duograd and this package once, instead of from
+    a parent that may hold threads: tqdm's monitor, PyTorch's pool), else spawn."""
+    import multiprocessing as mp
+
+    methods = mp.get_all_start_methods()
+    if "forkserver" in methods:
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["numpy", "duograd", "duograd.nn", "duograd.optim",
+                                    "experiments", "sklearn.model_selection"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def parallel_map(fn: Callable[[Any], Any], items: Sequence[Any], workers: int | None = None,
+                 desc: str = "", progress: bool = False) -> list[Any]:
+    """``[fn(item) for item in items]``, computed by ``workers`` processes.
+
+    The results come back in the order of ``items`` and each depends only on its own
+    item (``fn`` must draw its randomness from the item, e.g. a seed), so any number of
+    workers gives the same list, bit for bit: BLAS runs on one thread in every worker
+    and, around the loop, in this process too. ``workers=1`` runs in this process, with
+    no pool. ``fn`` must be picklable (a module-level function, or ``functools.partial``
+    of one); an exception in a task is raised here.
+
+    >>> parallel_map(abs, [-2, 3, -1], workers=1)
+    [2, 3, 1]
+    """
+    items = list(items)
+    workers = default_workers() if workers is None else int(workers)
+    if workers < 1:
+        raise ValueError(f"parallel_map: workers must be >= 1, got {workers}")
+    workers = min(workers, len(items))
+    if workers <= 1:
+        with _one_blas_thread():
+            return [fn(item) for item in track(items, desc, progress)]
+    from concurrent.futures import ProcessPoolExecutor
+
+    for var in _BLAS_VARS:  # read by the fork server when it starts, before NumPy loads
+        os.environ.setdefault(var, "1")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=_pool_context(),
+                             initializer=_worker_init) as pool:
+        # chunksize 1: tasks differ in length, and the pool hands the next one to
+        # whichever worker is free; map still yields in submission order.
+        return list(track(pool.map(fn, items, chunksize=1), desc, progress, total=len(items)))
+
+
+def over_seeds(fn: Callable[[int], Any], seeds: Sequence[int], workers: int | None = None,
+               desc: str = "", progress: bool = False) -> list[Any]:
+    """``[fn(seed) for seed in seeds]`` on ``workers`` processes (see :func:`parallel_map`):
+    one independent run per seed, the same results whatever the number of workers.
+
+    >>> over_seeds(lambda s: np.random.default_rng(s).integers(10), [0, 1], workers=1)
+    [8, 5]
+    """
+    return parallel_map(fn, seeds, workers=workers, desc=desc, progress=progress)
+
+
+def mean_sd(values: Sequence[float] | np.ndarray, axis: int = 0) -> tuple[Any, Any]:
+    """The mean and the sample standard deviation (ddof=1; 0 for a single value) along
+    ``axis``: what "mean +- sd over seeds" means everywhere in the report.
+
+    >>> mean_sd([0.9, 0.92, 0.94])
+    (0.92, 0.02)
+    """
+    a = np.asarray(values, dtype=float)
+    mean = a.mean(axis=axis)
+    sd = a.std(axis=axis, ddof=1) if a.shape[axis] > 1 else np.zeros_like(mean)
+    if np.ndim(mean) == 0:
+        return round(float(mean), 15), round(float(sd), 15)
+    return mean, sd
+
+
+def band(ax: Any, x: Sequence[float], runs: Sequence[Sequence[float]] | np.ndarray, label: str,
+         color: str | None = None, log: bool = False, scale: float = 1.0, **kw: Any) -> Any:
+    """Draw the mean over runs (rows) as a line and mean +- sd as a shaded band. With
+    ``log`` the statistics are taken on log10 of the values (a geometric mean, and a band
+    of x/ its geometric sd), which is what a log-scale axis shows truthfully.
+
+    >>> fig, ax = figure()
+    >>> line = band(ax, [1, 2, 3], [[1, 2, 3], [2, 3, 4]], "demo")
+    >>> [round(v, 1) for v in line.get_ydata()]
+    [1.5, 2.5, 3.5]
+    """
+    a = scale * np.asarray(runs, dtype=float)
+    if log:
+        m, s = mean_sd(np.log10(a))
+        mid, lo, hi = 10 ** m, 10 ** (m - s), 10 ** (m + s)
+    else:
+        mid, s = mean_sd(a)
+        lo, hi = mid - s, mid + s
+    line, = ax.plot(x, mid, label=label, color=color, **kw)
+    ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.22, lw=0)
+    return line
+
+
+def time_quartiles(fn: Callable[[], Any], repeats: int, warmup: int = 1) -> dict[str, float]:
+    """``{"median", "p25", "p75"}`` wall seconds of ``fn()`` over ``repeats`` calls after
+    ``warmup`` untimed ones: a median with the range its middle half spans.
+
+    >>> q = time_quartiles(lambda: sum(range(10)), repeats=5)
+    >>> q["p25"] <= q["median"] <= q["p75"]
+    True
+    """
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return quartiles(times)
+
+
+def quartiles(samples: Sequence[float]) -> dict[str, float]:
+    """The median and the 25th / 75th percentiles of ``samples`` (NumPy's linear rule).
+
+    >>> quartiles([1.0, 2.0, 3.0, 4.0, 5.0])
+    {'median': 3.0, 'p25': 2.0, 'p75': 4.0}
+    """
+    p25, med, p75 = np.percentile(np.asarray(samples, dtype=float), [25, 50, 75])
+    return {"median": float(med), "p25": float(p25), "p75": float(p75)}

@@ -3,10 +3,15 @@
 scikit-learn supplies the pixels and the stratified 1,347 / 450 split, nothing else:
 the model (``nn.MLP(64, [64, 32, 10])``), the cross-entropy, the gradients, Adam, the
 minibatch loop and the confusion matrix are all duograd's or this file's own code.
+
+The network is trained from each of ``SEEDS``: a seed sets the initial weights and the
+minibatch order; the split stays the same, so every seed is scored on the same 450 test
+digits. Accuracies are mean +- sd over seeds.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from typing import Any
@@ -18,9 +23,10 @@ import duograd.nn as nn
 import duograd.optim as optim
 from duograd.nn import functional as F
 
-from . import check_size, figure, plot_loss_curves, save, stratified_split, to_list, track
+from . import band, check_size, figure, mean_sd, over_seeds, save, stratified_split, to_list
 
-SEED = 0
+SEED = 0                      # the split's seed (fixed), and the first training seed
+SEEDS = {"full": (0, 1, 2, 3, 4), "quick": (0, 1), "smoke": (0, 1)}
 N_TEST = 450
 HIDDEN = [64, 32, 10]
 LR = 1e-3
@@ -62,8 +68,60 @@ def _evaluate(model: nn.Module, X: dg.Tensor, y: np.ndarray) -> tuple[float, flo
     return loss, float(np.mean(pred == y)), pred
 
 
+def train_step(model: nn.Module, opt: optim.Optimizer, x: dg.Tensor, y: np.ndarray) -> dg.Tensor:
+    """One minibatch step: forward, cross-entropy, backward, update; returns the loss.
+
+    >>> model = nn.MLP(64, HIDDEN, rng=0)
+    >>> Xtr, _, ytr, _ = data()
+    >>> loss = train_step(model, optim.Adam(model.parameters(), lr=LR), dg.tensor(Xtr[:8]), ytr[:8])
+    >>> loss.shape
+    ()
+    """
+    opt.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def train_one(seed: int, epochs: int) -> dict[str, Any]:
+    """Train one network from ``seed`` (its initial weights and its minibatch order) on the
+    fixed split; the curves, the final accuracies and the test predictions.
+
+    >>> r = train_one(0, epochs=1)
+    >>> r["steps"], len(r["test_pred"])
+    (22, 450)
+    """
+    Xtr, Xte, ytr, yte = data()          # the split is the same for every seed
+    rng = np.random.default_rng(seed)
+    model = nn.MLP(64, HIDDEN, rng=rng)
+    opt = optim.Adam(model.parameters(), lr=LR)
+    xtr, xte = dg.tensor(Xtr), dg.tensor(Xte)
+    curve = {"train_loss": [], "test_loss": [], "train_accuracy": [], "test_accuracy": []}
+    steps = 0
+    t0 = time.perf_counter()
+    for _ in range(epochs):
+        order = rng.permutation(len(ytr))
+        for start in range(0, len(order), BATCH):
+            idx = order[start:start + BATCH]
+            train_step(model, opt, dg.tensor(Xtr[idx]), ytr[idx])
+            steps += 1
+        # Whole-split evaluation after every epoch (not a running average of the batches).
+        tr_loss, tr_acc, _ = _evaluate(model, xtr, ytr)
+        te_loss, te_acc, _ = _evaluate(model, xte, yte)
+        for key, v in zip(curve, (tr_loss, te_loss, tr_acc, te_acc)):
+            curve[key].append(v)
+    seconds = time.perf_counter() - t0
+    _, test_acc, pred = _evaluate(model, xte, yte)
+    _, train_acc, _ = _evaluate(model, xtr, ytr)
+    return {"train_accuracy": train_acc, "test_accuracy": test_acc, "test_pred": pred,
+            "steps": steps, "curves": curve, "train_seconds": seconds,
+            "parameters": int(sum(p.size for p in model.parameters()))}
+
+
 def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> dict[str, Any]:
-    """Train the digit classifier; draw its learning curves and confusion matrix.
+    """Train the digit classifier from every seed; draw the learning curves (bands over
+    seeds) and the confusion matrix (summed over seeds).
 
     >>> import tempfile
     >>> m = run(tempfile.mkdtemp(), size="smoke", progress=False)
@@ -71,74 +129,76 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     (6570, 1347, 450, 10)
     """
     check_size(size)
-    epochs = EPOCHS[size]
+    epochs, seeds = EPOCHS[size], SEEDS[size]
     Xtr, Xte, ytr, yte = data()
-    rng = np.random.default_rng(SEED)
-    model = nn.MLP(64, HIDDEN, rng=rng)
-    n_params = sum(p.size for p in model.parameters())
-    opt = optim.Adam(model.parameters(), lr=LR)
-    xtr, xte = dg.tensor(Xtr), dg.tensor(Xte)
-
-    curve = {"train_loss": [], "test_loss": [], "train_accuracy": [], "test_accuracy": []}
-    steps = 0
     t0 = time.perf_counter()
-    for _ in track(range(epochs), "digits epochs", progress):
-        order = rng.permutation(len(ytr))
-        for start in range(0, len(order), BATCH):
-            idx = order[start:start + BATCH]
-            opt.zero_grad()
-            F.cross_entropy(model(dg.tensor(Xtr[idx])), ytr[idx]).backward()
-            opt.step()
-            steps += 1
-        # Whole-split evaluation after every epoch (not a running average of the batches).
-        tr_loss, tr_acc, _ = _evaluate(model, xtr, ytr)
-        te_loss, te_acc, _ = _evaluate(model, xte, yte)
-        for key, v in zip(curve, (tr_loss, te_loss, tr_acc, te_acc)):
-            curve[key].append(v)
-    train_seconds = time.perf_counter() - t0
+    runs = over_seeds(functools.partial(train_one, epochs=epochs), seeds, desc="digits seeds",
+                      progress=progress)
+    wall = time.perf_counter() - t0
 
-    _, test_acc, pred = _evaluate(model, xte, yte)
-    _, train_acc, _ = _evaluate(model, xtr, ytr)
-    cm = confusion_matrix(yte, pred, 10)
+    # Every seed's test predictions counted together: n_test * len(seeds) in all, so the
+    # matrix's diagonal over its total is the mean test accuracy over seeds.
+    cm = sum(confusion_matrix(yte, r["test_pred"], 10) for r in runs)
     errors = cm - np.diag(np.diag(cm))
     worst = np.unravel_index(np.argmax(errors), errors.shape)
     per_class = np.diag(cm) / cm.sum(axis=1)
+    per_seed = {k: [r[k] for r in runs] for k in ("train_accuracy", "test_accuracy")}
+    per_seed["test_errors"] = [int(np.sum(r["test_pred"] != yte)) for r in runs]
+    stacked = {k: np.array([r["curves"][k] for r in runs]) for k in runs[0]["curves"]}
+    summary: dict[str, Any] = {}
+    for k, v in per_seed.items():
+        summary[k], summary[k + "_sd"] = mean_sd(v)
 
-    figures = [_draw_curves(out, curve), _draw_confusion(out, cm, test_acc)]
+    figures = [_draw_curves(out, stacked), _draw_confusion(out, cm, summary["test_accuracy"],
+                                                           len(seeds))]
     return {
         "n_samples": int(len(ytr) + len(yte)), "n_train": int(len(ytr)), "n_test": int(len(yte)),
-        "seed": SEED, "architecture": [64] + HIDDEN, "parameters": int(n_params),
-        "epochs": epochs, "batch_size": BATCH, "optimizer": "Adam", "lr": LR, "steps": steps,
-        "test_accuracy": test_acc, "train_accuracy": train_acc,
-        "test_errors": int(errors.sum()),
+        "seed": SEED, "seeds": list(seeds),
+        "what_a_seed_changes": "the initial weights and the minibatch order; the split is fixed",
+        "architecture": [64] + HIDDEN, "parameters": runs[0]["parameters"],
+        "epochs": epochs, "batch_size": BATCH, "optimizer": "Adam", "lr": LR,
+        "steps": runs[0]["steps"],
+        **summary,   # train/test accuracy and test errors: mean over seeds, and sd
+        "per_seed": per_seed,
         "confusion_matrix": cm.tolist(),
+        "confusion_matrix_seeds": len(seeds),
         "per_class_accuracy": to_list(per_class, 6),
         "most_confused": {"true": int(worst[0]), "predicted": int(worst[1]),
                           "count": int(errors[worst])},
-        "train_seconds": train_seconds,
-        "curves": {k: to_list(v, 6) for k, v in curve.items()},
+        "train_seconds": wall,
+        "curves": {k: to_list(v.mean(axis=0), 6) for k, v in stacked.items()},
+        "curves_sd": {k: to_list(mean_sd(v)[1], 3) for k, v in stacked.items()},
         "figures": figures,
     }
 
 
-def _draw_curves(out, curve) -> str:
+def _draw_curves(out, stacked: dict[str, np.ndarray]) -> str:
+    """Loss (log scale: geometric mean x/ its sd) and accuracy (mean +- sd), bands over seeds."""
     fig, (ax_loss, ax_acc) = figure(ncols=2, size=(11.0, 4.3))
-    plot_loss_curves(ax_loss, curve, "Digits: loss per epoch")
-    epochs = np.arange(1, len(curve["train_loss"]) + 1)
-    ax_acc.plot(epochs, 100 * np.asarray(curve["train_accuracy"]), label="train")
-    ax_acc.plot(epochs, 100 * np.asarray(curve["test_accuracy"]), label="test")
+    n_seeds, n_epochs = stacked["train_loss"].shape
+    epochs = np.arange(1, n_epochs + 1)
+    band(ax_loss, epochs, stacked["train_loss"], "train loss", log=True)
+    band(ax_loss, epochs, stacked["test_loss"], "test loss", log=True)
+    ax_loss.set_yscale("log")
+    ax_loss.set_xlabel("epoch")
+    ax_loss.set_ylabel("cross-entropy (log scale)")
+    ax_loss.set_title(f"Digits: loss per epoch ({n_seeds} seeds)")
+    ax_loss.grid(True, which="both", alpha=0.3)
+    ax_loss.legend()
+    band(ax_acc, epochs, stacked["train_accuracy"], "train", scale=100.0)
+    band(ax_acc, epochs, stacked["test_accuracy"], "test", scale=100.0)
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("accuracy (%)")
-    ax_acc.set_title("Digits: accuracy per epoch")
+    ax_acc.set_title(f"Digits: accuracy per epoch (mean ± sd, {n_seeds} seeds)")
     ax_acc.grid(True, alpha=0.3)
     ax_acc.legend(loc="lower right")
     return save(fig, out, "digits_curves.png")
 
 
-def _draw_confusion(out, cm: np.ndarray, test_acc: float) -> str:
+def _draw_confusion(out, cm: np.ndarray, test_acc: float, n_seeds: int) -> str:
     fig, ax = figure(size=(6.2, 5.4))
     im = ax.imshow(cm, cmap="Blues")
-    fig.colorbar(im, ax=ax, label="test examples")
+    fig.colorbar(im, ax=ax, label=f"test predictions ({n_seeds} seeds together)")
     for i in range(cm.shape[0]):
         for j in range(cm.shape[1]):
             if cm[i, j]:
@@ -148,5 +208,6 @@ def _draw_confusion(out, cm: np.ndarray, test_acc: float) -> str:
     ax.set_yticks(range(10))
     ax.set_xlabel("predicted digit")
     ax.set_ylabel("true digit")
-    ax.set_title(f"Digits confusion matrix (test accuracy {test_acc:.2%})")
+    ax.set_title(f"Digits confusion matrix, {n_seeds} seeds summed\n(mean test accuracy "
+                 f"{test_acc:.2%})", fontsize=10)
     return save(fig, out, "digits_confusion.png")

@@ -20,7 +20,7 @@ import numpy as np
 import duograd as dg
 from duograd import func
 
-from . import check_size, figure, median_time, save, track
+from . import check_size, figure, save, time_quartiles, track
 
 SEED = 0
 HIDDEN = 64
@@ -64,10 +64,13 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         f, x, exact = _problem(n, m, rng)
         J_fwd, J_rev = func.jacfwd(f)(x).data, func.jacrev(f)(x).data
         worst = max(worst, float(np.max(np.abs(J_fwd - exact))), float(np.max(np.abs(J_rev - exact))))
-        t_fwd = median_time(lambda: func.jacfwd(f)(x), repeats)
-        t_rev = median_time(lambda: func.jacrev(f)(x), repeats)
+        q_fwd = time_quartiles(lambda: func.jacfwd(f)(x), repeats)
+        q_rev = time_quartiles(lambda: func.jacrev(f)(x), repeats)
+        t_fwd, t_rev = q_fwd["median"], q_rev["median"]
         points.append({"n": n, "m": m, "ratio": n / m, "jacfwd_seconds": t_fwd,
-                       "jacrev_seconds": t_rev, "fwd_over_rev": t_fwd / t_rev})
+                       "jacrev_seconds": t_rev, "fwd_over_rev": t_fwd / t_rev,
+                       "jacfwd_quartiles": [q_fwd["p25"], q_fwd["p75"]],
+                       "jacrev_quartiles": [q_rev["p25"], q_rev["p75"]]})
 
     crossover = _crossover([p["ratio"] for p in points], [p["fwd_over_rev"] for p in points])
     fig_name = _draw(out, points, crossover, product)
@@ -97,15 +100,19 @@ def _crossover(ratios: list[float], fwd_over_rev: list[float]) -> float | None:
 def _draw(out, points, crossover, product) -> str:
     fig, ax = figure(size=(7.0, 4.6))
     r = [p["ratio"] for p in points]
-    ax.loglog(r, [p["jacfwd_seconds"] * 1e3 for p in points], "o-",
-              label="jacfwd (one JVP per input)")
-    ax.loglog(r, [p["jacrev_seconds"] * 1e3 for p in points], "s-",
-              label="jacrev (one VJP per output)")
+    for key, marker, label in (("jacfwd", "o-", "jacfwd (one JVP per input)"),
+                               ("jacrev", "s-", "jacrev (one VJP per output)")):
+        mid = np.array([p[f"{key}_seconds"] for p in points]) * 1e3
+        q = np.array([p[f"{key}_quartiles"] for p in points]) * 1e3
+        # Error bars: the middle half (p25-p75) of the repeats.
+        ax.errorbar(r, mid, yerr=[mid - q[:, 0], q[:, 1] - mid], fmt=marker, capsize=3,
+                    label=label)
+    ax.set_yscale("log")
     if crossover is not None:
         ax.axvline(crossover, color="grey", ls="--", lw=1, label=f"crossover n/m = {crossover:.2g}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel(f"inputs / outputs  n / m   (n * m = {product})")
-    ax.set_ylabel("time for the full Jacobian (ms, log scale)")
+    ax.set_ylabel("time for the full Jacobian (ms, log scale; bars p25-p75)")
     ax.set_title("Forward vs reverse mode: who pays per input, who per output")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend()

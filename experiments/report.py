@@ -131,6 +131,70 @@ def arch(sizes: list[int]) -> str:
     return f"MLP({sizes[0]}, [{', '.join(str(s) for s in sizes[1:])}])"
 
 
+def pct_sd(mean: float | None, sd: float | None, digits: int = 1) -> str:
+    """A mean fraction and its standard deviation, both as percentages.
+
+    >>> pct_sd(0.9413, 0.0296)
+    '94.1% ± 3.0%'
+    """
+    if mean is None:
+        return "n/a"
+    return pct(mean, digits) if sd is None else f"{pct(mean, digits)} ± {pct(sd, digits)}"
+
+
+def num_sd(mean: float | None, sd: float | None, digits: int = 3) -> str:
+    """A mean and its standard deviation as plain numbers.
+
+    >>> num_sd(0.01234, 0.00345)
+    '0.0123 ± 0.00345'
+    """
+    return "n/a" if mean is None else f"{num(mean, digits)} ± {num(sd, digits)}"
+
+
+def times_sd(mean: float | None, sd: float | None) -> str:
+    """A mean ratio and its standard deviation, as multiples.
+
+    >>> times_sd(33.2, 4.51)
+    '33.2x ± 4.51x'
+    """
+    return "n/a" if mean is None else f"{times(mean)} ± {times(sd)}"
+
+
+def span(lo: float | None, hi: float | None, fmt: Any = None) -> str:
+    """A range ``lo-hi`` in one format (``duration`` unless ``fmt`` is given).
+
+    >>> span(0.00121, 0.00135)
+    '1.21 ms-1.35 ms'
+    """
+    fmt = fmt or duration
+    return "n/a" if lo is None or hi is None else f"{fmt(lo)}-{fmt(hi)}"
+
+
+def median_iqr(median: float | None, quartiles: list | None, fmt: Any = None) -> str:
+    """A median with its p25-p75 range: ``1.27 ms (p25-p75 1.21 ms-1.35 ms)``.
+
+    >>> median_iqr(0.00127, [0.00121, 0.00135])
+    '1.27 ms (p25-p75 1.21 ms-1.35 ms)'
+    >>> median_iqr(3.5, None, num)
+    '3.5'
+    """
+    fmt = fmt or duration
+    if median is None:
+        return "n/a"
+    if not quartiles or None in quartiles:
+        return fmt(median)
+    return f"{fmt(median)} (p25-p75 {span(quartiles[0], quartiles[1], fmt)})"
+
+
+def never(epochs: list | None) -> str:
+    """Epochs to a threshold per seed, "never" where a seed never got there.
+
+    >>> never([12, None, 15])
+    '12, never, 15'
+    """
+    return "n/a" if epochs is None else ", ".join("never" if e is None else str(e) for e in epochs)
+
+
 # ---------------------------------------------------------------- content
 
 @dataclass
@@ -176,51 +240,130 @@ def _mode_note(m: dict) -> str:
     return "" if size in (None, "full") else f" (from a --{size} run)"
 
 
+def _seeds(m: dict) -> str:
+    seeds = m.get("seeds") or [m.get("seed")]
+    return f"{len(seeds)} seed{'s' if len(seeds) != 1 else ''}"
+
+
 def _spiral(m: dict) -> Section:
     s = Section("spiral", TITLES["spiral"], figures=m.get("figures", []))
+    ov, sw = m["overlapping"], m["noise_sweep"]
     s.paragraphs.append(
-        f"{num(m['n_points'])} points on two spiral arms of {num(m['revolutions'])} revolutions with "
-        f"angular noise {num(m['angular_noise'])} rad, split {num(m['n_train'])} / {num(m['n_test'])} "
-        f"with the classes balanced in both parts. {arch(m['architecture'])} "
-        f"({num(m['parameters'])} parameters), {num(m['epochs'])} full-batch epochs of "
-        f"{m['optimizer']} with the learning rate annealed from {num(m['lr_start'])} to "
-        f"{num(m['lr_end'])} ({m['schedule']}).")
+        f"{num(m['n_points'])} points on two spiral arms of {num(m['revolutions'])} revolutions, "
+        f"split {num(m['n_train'])} / {num(m['n_test'])} with the classes balanced in both parts. "
+        f"{arch(m['architecture'])} ({num(m['parameters'])} parameters), {num(m['epochs'])} "
+        f"full-batch epochs of {m['optimizer']} with the learning rate annealed from "
+        f"{num(m['lr_start'])} to {num(m['lr_end'])} ({m['schedule']}). Every configuration is "
+        f"trained from {_seeds(m)} ({', '.join(str(v) for v in m['seeds'])}); a seed changes "
+        f"{m['what_a_seed_changes']}. Numbers are mean ± sd over seeds.")
     s.paragraphs.append(
-        f"Train accuracy {pct(m['train_accuracy'])}, test accuracy {pct(m['test_accuracy'])}: "
-        f"a gap of {100 * m['generalisation_gap']:.1f} points between the points the network "
-        f"was fitted to and the ones it never saw.{_mode_note(m)}")
-    s.headline = (f"{arch(m['architecture'])} on {num(m['n_points'])} spiral points: train "
-                  f"**{pct(m['train_accuracy'])}**, test **{pct(m['test_accuracy'])}**.")
-    s.tables.append(Table(["quantity", "value"], [
-        ["train accuracy", pct(m["train_accuracy"])],
-        ["test accuracy", pct(m["test_accuracy"])],
-        ["train loss (cross-entropy)", num(m["train_loss"])],
-        ["test loss (cross-entropy)", num(m["test_loss"])],
-        ["training time", duration(m["train_seconds"])],
+        "The ceiling is the Bayes-optimal accuracy of the generating distribution, computed from "
+        "the generator's exact class densities (experiments/bayes.py): the two arms sit half a "
+        "turn apart at every radius, so the best possible classifier errs only where the angular "
+        "noise carries a point more than a quarter turn off its arm. "
+        f"At the seed's noise {num(m['angular_noise'])} rad the ceiling is "
+        f"{pct(m['bayes_accuracy'], 2)}. The overlapping configuration's noise, "
+        f"{num(ov['angular_noise'])} rad, was chosen for its ceiling of {pct(ov['target_ceiling'])} "
+        f"({ov['chosen_by']}); its ceiling is {pct(ov['bayes_accuracy'], 2)}.")
+    s.paragraphs.append(
+        f"Seed's configuration: train {pct_sd(m['train_accuracy'], m['train_accuracy_sd'])}, test "
+        f"{pct_sd(m['test_accuracy'], m['test_accuracy_sd'])} against a ceiling of "
+        f"{pct(m['bayes_accuracy'])}. Overlapping: train "
+        f"{pct_sd(ov['train_accuracy'], ov['train_accuracy_sd'])}, test "
+        f"{pct_sd(ov['test_accuracy'], ov['test_accuracy_sd'])} against "
+        f"{pct(ov['bayes_accuracy'])}.{_mode_note(m)}")
+    s.paragraphs.append(_sweep_text(sw))
+    s.headline = (f"{arch(m['architecture'])}, {_seeds(m)}: at noise {num(m['angular_noise'])} "
+                  f"train **{pct_sd(m['train_accuracy'], m['train_accuracy_sd'])}**, test "
+                  f"**{pct_sd(m['test_accuracy'], m['test_accuracy_sd'])}** (Bayes ceiling "
+                  f"{pct(m['bayes_accuracy'])}); overlapping, noise {num(ov['angular_noise'])}: "
+                  f"train **{pct_sd(ov['train_accuracy'], ov['train_accuracy_sd'])}**, test "
+                  f"**{pct_sd(ov['test_accuracy'], ov['test_accuracy_sd'])}** (ceiling "
+                  f"{pct(ov['bayes_accuracy'])}).")
+    rows = []
+    for name, c in (("the seed's", m), ("overlapping", ov)):
+        rows.append([name, num(c["angular_noise"]), pct(c["bayes_accuracy"], 2),
+                     pct_sd(c["train_accuracy"], c["train_accuracy_sd"]),
+                     pct_sd(c["test_accuracy"], c["test_accuracy_sd"]),
+                     pct_sd(c["generalisation_gap"], c["generalisation_gap_sd"]),
+                     pct_sd(c["shortfall_to_ceiling"], c["shortfall_to_ceiling_sd"]),
+                     num_sd(c["test_loss"], c["test_loss_sd"])])
+    s.tables.append(Table(["configuration", "noise (rad)", "Bayes ceiling", "train accuracy",
+                           "test accuracy", "train - test", "ceiling - test", "test loss"], rows))
+    s.tables.append(Table(
+        ["noise (rad)", "seeds", "Bayes ceiling", "train accuracy", "test accuracy",
+         "train - test", "ceiling - test"],
+        [[num(n), num(k), pct(b, 2), pct_sd(tr, trs), pct_sd(te, tes), pct_sd(g, gs),
+          pct_sd(c, cs)]
+         for n, k, b, tr, trs, te, tes, g, gs, c, cs in zip(
+            sw["noise"], sw["seeds_per_level"], sw["bayes_accuracy"], sw["train_accuracy"],
+            sw["train_accuracy_sd"], sw["test_accuracy"], sw["test_accuracy_sd"],
+            sw["generalisation_gap"], sw["generalisation_gap_sd"], sw["shortfall_to_ceiling"],
+            sw["shortfall_to_ceiling_sd"])]))
+    s.tables.append(Table(["quantity (seed's configuration)", "value"], [
+        ["train loss (cross-entropy)", num_sd(m["train_loss"], m["train_loss_sd"])],
+        ["test loss (cross-entropy)", num_sd(m["test_loss"], m["test_loss_sd"])],
+        ["training runs in the stage (all noise levels and seeds)", num(m.get("runs"))],
+        ["the stage's training time (wall, runs in parallel)", duration(m["train_seconds"])],
     ]))
     return s
+
+
+def _sweep_text(sw: dict) -> str:
+    """The noise sweep in words: where memorising starts, how close test gets to the ceiling."""
+    levels, short = sw["noise"], sw["shortfall_to_ceiling"]
+    i_close = min(range(len(levels)), key=lambda i: short[i])
+    gap_from = sw.get("memorising_from_noise")
+    text = (f"Noise sweep ({len(levels)} levels from {num(levels[0])} to {num(levels[-1])} rad, "
+            f"up to {num(max(sw['seeds_per_level']))} seeds each): ")
+    text += (f"the train - test gap reaches {pct(sw['gap_noted'], 0)} from noise {num(gap_from)} "
+             f"on, where the network starts to fit its training points better than the "
+             f"distribution allows. " if gap_from is not None else
+             f"the train - test gap stays below {pct(sw['gap_noted'], 0)} throughout. ")
+    near = sw.get("near_ceiling_noises") or []
+    if near:
+        text += (f"Test accuracy is within {pct(sw['near_ceiling'], 0)} of the ceiling at noise "
+                 f"{', '.join(num(n) for n in near)}")
+    else:
+        text += f"Test accuracy is never within {pct(sw['near_ceiling'], 0)} of the ceiling"
+    text += (f"; it comes closest at noise {num(levels[i_close])} ({pct(short[i_close])} short) "
+             f"and is {pct(short[-1])} short at noise {num(levels[-1])}, where the ceiling is "
+             f"{pct(sw['bayes_accuracy'][-1])}.")
+    return text
 
 
 def _digits(m: dict) -> Section:
     s = Section("digits", TITLES["digits"], figures=m.get("figures", []))
     worst = m["most_confused"]
+    n_seeds = len(m.get("seeds") or [m.get("seed")])
     s.paragraphs.append(
         f"scikit-learn's bundled 8x8 digits ({num(m['n_samples'])} images), stratified "
         f"{num(m['n_train'])} / {num(m['n_test'])} split; scikit-learn supplies the pixels and the "
         f"split only. {arch(m['architecture'])} ({num(m['parameters'])} parameters), "
         f"{num(m['epochs'])} epochs of {m['optimizer']} on minibatches of {num(m['batch_size'])} "
-        f"(lr {num(m['lr'])}, {num(m['steps'])} steps). The confusion matrix is counted by this "
-        f"project's own code.")
+        f"(lr {num(m['lr'])}, {num(m['steps'])} steps), trained from {_seeds(m)}: a seed changes "
+        f"{m['what_a_seed_changes']}. The confusion matrix is counted by this project's own code, "
+        f"over every seed's test predictions together.")
     s.paragraphs.append(
-        f"Test accuracy {pct(m['test_accuracy'], 2)} ({num(m['test_errors'])} of "
-        f"{num(m['n_test'])} test digits wrong); train accuracy {pct(m['train_accuracy'], 2)}. "
+        f"Test accuracy {pct_sd(m['test_accuracy'], m['test_accuracy_sd'], 2)} "
+        f"({num(m['test_errors'], 3)} ± {num(m['test_errors_sd'], 2)} of {num(m['n_test'])} test "
+        f"digits wrong); train accuracy {pct_sd(m['train_accuracy'], m['train_accuracy_sd'], 2)}. "
         f"The most frequent confusion: a true {worst['true']} read as {worst['predicted']} "
-        f"({num(worst['count'])} times).{_mode_note(m)}")
-    s.headline = (f"{arch(m['architecture'])} on scikit-learn's digits: test accuracy "
-                  f"**{pct(m['test_accuracy'], 2)}** ({num(m['test_errors'])} of "
+        f"({num(worst['count'])} times over the {num(n_seeds)} seeds).{_mode_note(m)}")
+    s.headline = (f"{arch(m['architecture'])} on scikit-learn's digits, {_seeds(m)}: test "
+                  f"accuracy **{pct_sd(m['test_accuracy'], m['test_accuracy_sd'], 2)}** "
+                  f"({num(m['test_errors'], 3)} ± {num(m['test_errors_sd'], 2)} of "
                   f"{num(m['n_test'])} wrong).")
+    ps = m["per_seed"]
+    s.tables.append(Table(["seed", "train accuracy", "test accuracy", "test errors"],
+                          [[str(seed), pct(a, 2), pct(b, 2), num(e)] for seed, a, b, e in zip(
+                              m["seeds"], ps["train_accuracy"], ps["test_accuracy"],
+                              ps["test_errors"])]
+                          + [["mean ± sd", pct_sd(m["train_accuracy"], m["train_accuracy_sd"], 2),
+                              pct_sd(m["test_accuracy"], m["test_accuracy_sd"], 2),
+                              num_sd(m["test_errors"], m["test_errors_sd"])]]))
     cm = m["confusion_matrix"]
-    s.tables.append(Table(["true \\ predicted"] + [str(j) for j in range(len(cm))],
+    s.tables.append(Table([f"true \\ predicted ({num(n_seeds)} seeds)"] + [str(j) for j in range(len(cm))],
                           [[str(i)] + [str(v) if v else "." for v in row] for i, row in enumerate(cm)]))
     return s
 
@@ -267,33 +410,60 @@ def _optimizers(m: dict) -> Section:
     s = Section("optimizers", TITLES["optimizers"], figures=m.get("figures", []))
     opts = m["optimizers"]
     winner, runner = m["winner"], m["runner_up"]
-    reached = [n for n in m["ranking"] if opts[n]["epochs_to_threshold"] is not None]
+    n = len(m["seeds"])
     s.paragraphs.append(
         f"One problem ({m['problem']}; {arch(m['architecture'])}, {num(m['parameters'])} "
-        f"parameters), {num(m['epochs'])} epochs, no schedule; the initial weights are restored "
-        f"from one state_dict before each of the {num(m['runs'])} runs. Each optimizer gets its own "
-        f"learning-rate sweep, and the code asserts that its best rate lies strictly inside its "
-        f"grid. SGD with momentum uses momentum {num(m['momentum'])}.")
-    if reached:
-        who = ", ".join(f"{n} after {opts[n]['epochs_to_threshold']} epochs" for n in reached)
-        reach_text = f"Reached the threshold loss {num(m['threshold'])}: {who}"
-        missing = [n for n in m["ranking"] if n not in reached]
-        if missing:
-            reach_text += f"; never within {num(m['epochs'])} epochs: {', '.join(missing)}"
-    else:
-        reach_text = f"None reached the threshold loss {num(m['threshold'])}"
+        f"parameters), {num(m['epochs'])} epochs, no schedule, repeated from {_seeds(m)} "
+        f"({', '.join(str(v) for v in m['seeds'])}); a seed changes {m['what_a_seed_changes']}. "
+        f"Each optimizer gets its own learning-rate sweep for every seed ({num(m['runs'])} runs), "
+        f"and the code asserts that every seed's best rate is bracketed: the rates on both sides "
+        f"of it in the grid end worse. SGD with momentum uses momentum {num(m['momentum'])}.")
+    reach = "; ".join(
+        f"{name}: {never(opts[name]['epochs_to_threshold'])}" for name in m["ranking"])
+    ratios = m["per_seed"]["final_loss_ratio"]
+    lo, hi = m["final_loss_ratio_range"]
+    winners = m["per_seed"]["winner"]
+    same = all(w == winner for w in winners)
     s.paragraphs.append(
-        f"{winner} wins: its final loss is {times(m['final_loss_ratio'])} lower than the "
-        f"runner-up's ({runner}). {reach_text}. This is one small full-batch problem, not a "
+        f"{winner} wins (lowest geometric-mean final loss over the seeds): its final loss is "
+        f"{times_sd(m['final_loss_ratio'], m['final_loss_ratio_sd'])} lower than the runner-up's "
+        f"({runner}), from {times(lo)} to {times(hi)} across seeds"
+        + (f"; it has the lowest final loss at every seed. " if same else
+           f"; the per-seed winners are {', '.join(winners)}. ")
+        + f"Epochs to reach the loss {num(m['threshold'])}, per seed (never: not within "
+        f"{num(m['epochs'])} epochs): {reach}. This is one small full-batch problem, not a "
         f"general ranking of optimizers.{_mode_note(m)}")
-    s.headline = (f"At each one's best learning rate, **{winner}** ends with a loss "
-                  f"**{times(m['final_loss_ratio'])}** lower than the runner-up ({runner}).")
+    reached = opts[winner]["reached_threshold"]
+    s.headline = (f"At each one's best learning rate, {_seeds(m)}: **{winner}** ends with a loss "
+                  f"**{times_sd(m['final_loss_ratio'], m['final_loss_ratio_sd'])}** lower than the "
+                  f"runner-up ({runner}; {times(lo)}-{times(hi)}); it reaches loss "
+                  f"{num(m['threshold'])} in {reached} of {n} seeds (epochs "
+                  f"{never(opts[winner]['epochs_to_threshold'])})"
+                  + "".join(f", {o} in {opts[o]['reached_threshold']}" for o in m["ranking"][1:])
+                  + ".")
     s.tables.append(Table(
-        ["optimizer", "lr grid", "best lr", "final loss", f"epochs to loss {num(m['threshold'])}"],
-        [[n, ", ".join(f"{v:g}" for v in opts[n]["grid"]), f"{opts[n]['best_lr']:g}",
-          num(opts[n]["final_loss"]),
-          "never" if opts[n]["epochs_to_threshold"] is None else str(opts[n]["epochs_to_threshold"])]
-         for n in m["ranking"]]))
+        ["optimizer", "lr grid", "best lr per seed", "bracketed (all seeds)", "final loss",
+         f"epochs to loss {num(m['threshold'])} per seed"],
+        [[name, ", ".join(f"{v:g}" for v in opts[name]["grid"]),
+          ", ".join(f"{v:g}" for v in opts[name]["best_lr"]),
+          "yes" if all(opts[name]["bracketed"]) else "NO",
+          num_sd(opts[name]["final_loss_mean"], opts[name]["final_loss_sd"]),
+          never(opts[name]["epochs_to_threshold"])] for name in m["ranking"]]))
+    header = (["seed", "lowest final loss", f"{runner} / {winner} final loss"]
+              + [f"{name}: best lr (neighbours, both worse)" for name in m["ranking"]])
+    rows = []
+    for i, seed in enumerate(m["seeds"]):
+        row = [str(seed), winners[i], times(ratios[i])]
+        for name in m["ranking"]:
+            o = opts[name]
+            b = o["bracket"][i]
+            row.append(f"{o['best_lr'][i]:g} ({'-' if b[0] is None else f'{b[0]:g}'}, "
+                       f"{'-' if b[1] is None else f'{b[1]:g}'})"
+                       + ("" if o["bracketed"][i] else " NOT bracketed"))
+        rows.append(row)
+    rows.append(["mean ± sd", "", times_sd(m["final_loss_ratio"], m["final_loss_ratio_sd"])]
+                + [""] * len(m["ranking"]))
+    s.tables.append(Table(header, rows))
     return s
 
 
@@ -307,8 +477,9 @@ def _scalar_vs_tensor(m: dict) -> Section:
         f"largest differences were {sci(m['loss_max_abs_diff'])} (loss) and "
         f"{sci(m['grad_max_abs_diff'])} (gradients), within the {sci(m['tolerance'], 0)} allowed.")
     s.paragraphs.append(
-        f"A step takes {duration(m['scalar_step_seconds'])} on the scalar engine and "
-        f"{duration(m['tensor_step_seconds'])} on the tensor engine: a speedup of "
+        f"A step takes {median_iqr(m['scalar_step_seconds'], m.get('scalar_step_quartiles'))} on "
+        f"the scalar engine and {median_iqr(m['tensor_step_seconds'], m.get('tensor_step_quartiles'))} "
+        f"on the tensor engine (medians, with the middle half of the timed steps): a speedup of "
         f"{times(m['speedup'])}. Walking the two graphs finds {num(m['scalar_nodes'])} nodes "
         f"against {num(m['tensor_nodes'])}, a ratio of {times(m['node_ratio'])}; the speedup is "
         f"{num(m['speedup_over_node_ratio'], 2)} times the node ratio. The scalar engine pays once "
@@ -316,13 +487,18 @@ def _scalar_vs_tensor(m: dict) -> Section:
         f"Timings pause Python's garbage collector, as timeit does; with it running, one scalar "
         f"step took {duration(m['scalar_step_seconds_gc_on'])}, because the collector keeps "
         f"rescanning the objects the step allocates, one or more per node.{_mode_note(m)}")
+    sq_text = (f" (step medians {median_iqr(m['scalar_step_seconds'], m.get('scalar_step_quartiles'))}"
+               f" and {median_iqr(m['tensor_step_seconds'], m.get('tensor_step_quartiles'))})")
     s.headline = (f"Same {num(m['parameters'])}-parameter step on both engines: "
-                  f"**{times(m['speedup'])}** faster on tensors, beside a node-count ratio of "
+                  f"**{times(m['speedup'])}** faster on tensors{sq_text}, beside a node-count ratio of "
                   f"**{times(m['node_ratio'])}** ({num(m['scalar_nodes'])} vs "
                   f"{num(m['tensor_nodes'])} nodes).")
+    sq, tq = m.get("scalar_step_quartiles"), m.get("tensor_step_quartiles")
     s.tables.append(Table(["", "scalar engine", "tensor engine", "ratio"], [
         ["time per step (median)", duration(m["scalar_step_seconds"]),
          duration(m["tensor_step_seconds"]), times(m["speedup"])],
+        ["time per step (p25-p75)", span(*sq) if sq else "n/a", span(*tq) if tq else "n/a",
+         f"{times(sq[0] / tq[1])}-{times(sq[1] / tq[0])}" if sq and tq else "n/a"],
         ["graph nodes per step", num(m["scalar_nodes"]), num(m["tensor_nodes"]),
          times(m["node_ratio"])],
         ["time per node", duration(m["scalar_seconds_per_node"]),
@@ -464,6 +640,10 @@ def _compiled_table(rows: list[dict[str, Any]]) -> Table:
          if r["first_call"] is not None else "n/a"] for r in rows])
 
 
+def _num_range(x: float) -> str:
+    return num(x)
+
+
 def _benchmarks(m: dict) -> Section:
     s = Section("benchmarks", TITLES["benchmarks"], figures=m.get("figures", []))
     mach = m.get("machine", {})
@@ -474,7 +654,8 @@ def _benchmarks(m: dict) -> Section:
     s.paragraphs.append(
         "Timings from benchmarks/run.py, all engines in one process taking turns, BLAS threads "
         f"held at {pools} (verified: {num(_g(m, 'threads', 'verified'))}), float64 throughout; "
-        f"{cfg.get('statistic', 'median over repeats')} ({cfg.get('mode', '?')} mode). "
+        f"{cfg.get('statistic', 'median over repeats')} ({cfg.get('mode', '?')} mode), with the "
+        "middle half of the repeats (p25-p75) beside each median. "
         "The hand-written NumPy column is the same arithmetic with every derivative worked out by "
         "hand: the floor for any NumPy engine. "
         + ("PyTorch was not installed, so its column reads n/a."
@@ -485,10 +666,11 @@ def _benchmarks(m: dict) -> Section:
         if not isinstance(r, dict):
             continue
         model = f" {r['model']}" if r.get("model") else ""
-        rows.append([f"{label}{model}", r.get("unit", ""), num(r.get("duograd")),
-                     num(r.get("torch")), num(r.get("torch_f32")), num(r.get("autograd")),
-                     num(r.get("numpy")),
-                     times(_bench_ratio(r, "numpy")), times(_bench_ratio(r, "torch"))])
+        q = r.get("quartiles") or {}
+        rows.append([f"{label}{model}", r.get("unit", "")]
+                    + [median_iqr(r.get(e), q.get(e), _num_range)
+                       for e in ("duograd", "torch", "torch_f32", "autograd", "numpy")]
+                    + [times(_bench_ratio(r, "numpy")), times(_bench_ratio(r, "torch"))])
     s.tables.append(Table(["workload", "unit", "duograd", "torch", "torch float32 (reference)",
                            "HIPS autograd", "NumPy by hand",
                            "duograd / NumPy", "duograd / torch"], rows))
@@ -541,13 +723,15 @@ def _benchmarks(m: dict) -> Section:
                 f"{r['workload']} {times(r['compiled'])}" for r in crows) + "."
     hvp = m.get("hvp")
     if isinstance(hvp, dict):
-        s.tables.append(Table(["Hessian-vector product", hvp.get("unit", "")], [
-            ["duograd, forward-over-reverse (func.hvp)", num(hvp.get("duograd_fwd_over_rev"))],
-            ["duograd, reverse-over-reverse (grad of grad)", num(hvp.get("duograd_rev_over_rev"))],
-            ["duograd, func.hvp through dg.compile", num(hvp.get("duograd_compiled"))],
-            ["hand-written NumPy (R-operator)", num(hvp.get("numpy"))],
-            ["torch.func jvp(grad)", num(hvp.get("torch_func"))],
-            ["torch.autograd.functional.hvp", num(hvp.get("torch_functional"))],
+        hq = hvp.get("quartiles") or {}
+        s.tables.append(Table(["Hessian-vector product", hvp.get("unit", "") + " (median, p25-p75)"], [
+            [label, median_iqr(hvp.get(k), hq.get(k), _num_range)]
+            for k, label in (("duograd_fwd_over_rev", "duograd, forward-over-reverse (func.hvp)"),
+                             ("duograd_rev_over_rev", "duograd, reverse-over-reverse (grad of grad)"),
+                             ("duograd_compiled", "duograd, func.hvp through dg.compile"),
+                             ("numpy", "hand-written NumPy (R-operator)"),
+                             ("torch_func", "torch.func jvp(grad)"),
+                             ("torch_functional", "torch.autograd.functional.hvp"))] + [
             ["relative error against finite differences", sci(_g(hvp, "checks", "fd_rel_err"))],
         ]))
     mem = m.get("memory")
@@ -584,9 +768,12 @@ def _modes(m: dict) -> Section:
                   f"{fraction(pts[0]['ratio'])} and {times(m['fwd_over_rev_at_max_ratio'])} at n/m = "
                   f"{fraction(pts[-1]['ratio'])}"
                   + (f"; crossover near n/m = **{num(cross, 2)}**." if cross is not None else "."))
-    s.tables.append(Table(["n", "m", "n / m", "jacfwd", "jacrev", "jacfwd / jacrev"],
-                          [[num(p["n"]), num(p["m"]), fraction(p["ratio"]), duration(p["jacfwd_seconds"]),
-                            duration(p["jacrev_seconds"]), times(p["fwd_over_rev"])] for p in pts]))
+    s.tables.append(Table(["n", "m", "n / m", "jacfwd (median, p25-p75)",
+                           "jacrev (median, p25-p75)", "jacfwd / jacrev (medians)"],
+                          [[num(p["n"]), num(p["m"]), fraction(p["ratio"]),
+                            median_iqr(p["jacfwd_seconds"], p.get("jacfwd_quartiles")),
+                            median_iqr(p["jacrev_seconds"], p.get("jacrev_quartiles")),
+                            times(p["fwd_over_rev"])] for p in pts]))
     return s
 
 
@@ -790,7 +977,7 @@ def _md_escape(text: str) -> str:
 
 
 # Figures shown inline in the README; the rest are linked (the report shows them all).
-README_FIGURES = ("spiral.png", "scalar_vs_tensor.png")
+README_FIGURES = ("spiral.png", "spiral_noise.png", "scalar_vs_tensor.png")
 
 
 def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
@@ -820,7 +1007,8 @@ def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
     bench = next((s for s in secs if s.key == "benchmarks" and s.measured), None)
     if bench is not None and bench.tables:
         t = bench.tables[0]
-        lines.append("Benchmark times (median; a ratio below 1x means duograd was faster):")
+        lines.append("Benchmark times (median, with p25-p75 of the repeats; a ratio below 1x means "
+                     "duograd was faster):")
         lines.append("")
         lines += _md_table(t.header, t.rows)
         goals = next((t for t in bench.tables if t.header and t.header[0] == "target"), None)
@@ -903,25 +1091,34 @@ def _inline_md(text: str) -> str:
 
 # What each figure shows, for its caption (a figure not listed gets its file name).
 CAPTIONS = {
-    "spiral.png": "Left: the decision boundary on the two-arm spiral; colour is the class "
-                  "(blue 0, red 1, for the points and the shaded P(class 1) alike), circles are "
-                  "training points and triangles test points. Right: train and test loss per epoch.",
-    "digits_curves.png": "Train and test cross-entropy per epoch on the digits.",
-    "digits_confusion.png": "Confusion matrix of the test digits (rows: true digit, columns: "
-                            "predicted).",
+    "spiral.png": "Top: the decision boundaries (seed 0) of the seed's configuration and of the "
+                  "overlapping one; colour is the class (blue 0, red 1, for the points and the "
+                  "shaded P(class 1) alike), circles are training points and triangles test "
+                  "points, the dashed green line is the Bayes boundary. Bottom: train and test "
+                  "loss per epoch, mean and mean ± sd over the seeds.",
+    "spiral_noise.png": "The noise sweep. Left: train and test accuracy (mean ± sd over seeds) "
+                        "against the exact Bayes ceiling. Right: the train - test gap "
+                        "(memorising) and the ceiling - test shortfall.",
+    "digits_curves.png": "Train and test cross-entropy (geometric mean ×/÷ geometric sd) and "
+                         "accuracy (mean ± sd) per epoch on the digits, bands over the seeds.",
+    "digits_confusion.png": "Confusion matrix of the test digits, every seed's predictions "
+                            "counted together (rows: true digit, columns: predicted).",
     "digits_cnn_confusion.png": "Confusion matrices of the test digits for seed 0, the MLP (left) "
                                 "and the CNN (right); rows: true digit, columns: predicted, "
                                 "off-diagonal counts in red.",
     "digits_cnn_filters.png": "The CNN's sixteen first-layer 3x3 filters after training (seed 0), "
                               "on one colour scale: red positive, blue negative weights.",
-    "optimizers.png": "Left: loss per epoch at each optimizer's best learning rate. Right: final "
-                      "loss over each learning-rate grid; the star marks the best rate.",
+    "optimizers.png": "Left: loss per epoch at each optimizer's best learning rate (each seed "
+                      "at its own best rate; geometric mean ×/÷ geometric sd over seeds). Right: "
+                      "final loss over each learning-rate grid, the band over seeds; the stars "
+                      "mark each seed's best rate.",
     "scalar_vs_tensor.png": "The same training step on the scalar and the tensor engine: time "
                             "per step and nodes per graph.",
-    "benchmarks.png": "Time per step or op relative to hand-written NumPy (1x, dashed); n/a "
-                      "marks a column that was not measured.",
+    "benchmarks.png": "Time per step or op relative to hand-written NumPy (1x, dashed): bars "
+                      "are medians, whiskers the p25-p75 range of each engine's repeats (over "
+                      "NumPy's median); n/a marks a column that was not measured.",
     "modes.png": "Time for the full Jacobian with forward mode (jacfwd) and reverse mode "
-                 "(jacrev) as the input/output ratio n / m changes.",
+                 "(jacrev) as the input/output ratio n / m changes (medians, p25-p75 bars).",
     "finite_diff.png": "Error of forward and central differences against the step h, beside "
                        "reverse-mode autodiff's error and machine epsilon times |f'(x0)|.",
     "graph_scalar.png": "The graph of tanh(a*b + c) * d after backward(): leaves a = 2, b = -3, "
@@ -945,13 +1142,19 @@ def _img(figure_dir: Path | None, name: str, number: int) -> str:
 _NUMERIC = re.compile(r"[-+]?[\d.,]+(e[-+]?\d+)?\s*(x|%|us|ms|s|MiB)?( \w+)?|n/a|\.|-|")
 
 
+def _is_numeric(cell: str) -> bool:
+    """A number, or a number with its spread: '94.1% ± 3.0%', '1.2 (p25-p75 1.1-1.3)'."""
+    head = cell.split(" ± ")[0].split(" (")[0].strip()
+    return bool(_NUMERIC.fullmatch(head))
+
+
 def _html_table(t: Table) -> Iterable[str]:
     """Numbers right-aligned (so their digits line up), words left-aligned."""
     yield "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in t.header)
     yield "</tr></thead><tbody>"
     for row in t.rows:
         yield "<tr>" + "".join(
-            f'<td class="num">{html.escape(c)}</td>' if _NUMERIC.fullmatch(c.strip())
+            f'<td class="num">{html.escape(c)}</td>' if _is_numeric(c)
             else f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
     yield "</tbody></table>"
 

@@ -36,7 +36,7 @@ from duograd import viz
 from duograd.nn import functional as F
 from duograd.scalar import nn as snn
 
-from . import check_size, figure, make_spiral, save, to_list, track
+from . import check_size, figure, make_spiral, quartiles, save, to_list, track
 
 SEED = 0
 SIZES = [16, 16, 1]
@@ -182,6 +182,8 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         "loss": "hinge (mean of relu(1 - y * score)), labels +-1", "lr": LR, "seed": SEED,
         "scalar_steps_timed": k_scalar, "tensor_steps_timed": k_tensor,
         "scalar_step_seconds": t_scalar, "tensor_step_seconds": t_tensor,
+        "scalar_step_quartiles": [quartiles(scalar_times)["p25"], quartiles(scalar_times)["p75"]],
+        "tensor_step_quartiles": [quartiles(tensor_times)["p25"], quartiles(tensor_times)["p75"]],
         "scalar_forward_seconds": float(np.median(scalar_fwd)),
         "scalar_backward_seconds": float(np.median(scalar_bwd)),
         "scalar_step_times": to_list(scalar_times, 6),

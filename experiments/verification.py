@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from . import check_size, track
+from . import check_size, parallel_map
 
 SEED = 0
 # Keyword arguments per size; full and quick use pins.py's own defaults.
@@ -46,19 +46,33 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     ['adam_stall', 'ce_identity', 'gradient_penalty', 'least_squares', 'pinn', 'seed']
     """
     check_size(size)
+    small = size == "smoke"
+    # Independent parts, on the pool's two processes; the longest ones first.
+    jobs = [(key, small) for key in ("adam_stall", "pinn", "least_squares", "ce_identity",
+                                     "gradient_penalty")]
+    parts = parallel_map(_part, jobs, desc="verification pins", progress=progress)
+    result: dict[str, Any] = {"seed": SEED}
+    result.update((key, value) for (key, _), value in zip(jobs, parts))
+    return dict(sorted(result.items()))
+
+
+def _part(job: tuple[str, bool]) -> dict[str, Any]:
+    """One independent part of the stage: ``(name, smoke)`` -> its dict."""
     from benchmarks import pins
 
-    small = size == "smoke"
-    calls = (("ce_identity", pins.ce_identity_error,
-              SMOKE["ce_identity_error"] if small else {"n_cases": N_CASES}),
-             ("least_squares", pins.least_squares_pins, SMOKE["least_squares_pins"] if small else {}),
-             ("adam_stall", pins.adam_stall, SMOKE["adam_stall"] if small else {}))
-    result: dict[str, Any] = {"seed": SEED}
-    for key, fn, kw in track(calls, "verification pins", progress):
-        result[key] = fn(seed=SEED, **kw)
-    result["pinn"] = pinn(epochs=PINN_EPOCHS["smoke" if small else "full"])
-    result["gradient_penalty"] = gradient_penalty_check(SEED)
-    return result
+    key, small = job
+    if key == "ce_identity":
+        return pins.ce_identity_error(seed=SEED, **(SMOKE["ce_identity_error"] if small
+                                                    else {"n_cases": N_CASES}))
+    if key == "least_squares":
+        return pins.least_squares_pins(seed=SEED, **(SMOKE["least_squares_pins"] if small else {}))
+    if key == "adam_stall":
+        return pins.adam_stall(seed=SEED, **(SMOKE["adam_stall"] if small else {}))
+    if key == "pinn":
+        return pinn(epochs=PINN_EPOCHS["smoke" if small else "full"])
+    if key == "gradient_penalty":
+        return gradient_penalty_check(SEED)
+    raise ValueError(f"verification: unknown part {key!r}")
 
 
 PINN_EPOCHS = {"full": 1500, "smoke": 20}

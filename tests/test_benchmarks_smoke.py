@@ -233,3 +233,17 @@ def test_handwritten_conv_layer_matches_torch(torch):
     ours = hw.conv2d_layer_grads(x, w, b, g, padding=1)
     for a, t in zip(ours, [out.detach()] + [t.grad for t in ts]):
         np.testing.assert_allclose(a, t.numpy(), rtol=1e-12, atol=1e-13)
+
+
+def test_interleaved_reports_quartiles_of_the_samples(monkeypatch):
+    """Known sample times (a fake clock) give the median and p25/p75 of the statistics module."""
+    import statistics
+
+    durations = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0]
+    ticks = iter([t for i, d in enumerate(durations) for t in (10.0 * i, 10.0 * i + d)])
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: next(ticks))
+    t = bench._interleaved({"only": lambda: None}, repeats=len(durations), inner=1)["only"]
+    p25, med, p75 = statistics.quantiles(durations, n=4, method="inclusive")
+    assert (t["p25"], t["median"], t["p75"]) == pytest.approx((p25, med, p75), abs=1e-12)
+    rep = bench._report({"duograd": t}, 1e3, "ms")
+    assert rep["quartiles"]["duograd"] == [pytest.approx(p25 * 1e3), pytest.approx(p75 * 1e3)]

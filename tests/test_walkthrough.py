@@ -114,10 +114,33 @@ def test_smoke_stages_pass_their_own_independent_checks(smoke):
     assert data["finite_diff"]["autodiff_error"] < 1e-14        # closed form at 50 digits
     assert data["spiral"]["parameters"] == 4482
     assert data["digits"]["parameters"] == 6570
-    cm = data["digits"]["confusion_matrix"]
-    assert sum(map(sum, cm)) == data["digits"]["n_test"]
-    assert sum(cm[i][i] for i in range(10)) / data["digits"]["n_test"] == pytest.approx(
-        data["digits"]["test_accuracy"])
+    # The confusion matrix counts every seed's test predictions: its diagonal over its
+    # total is the mean test accuracy over seeds, which is the mean of the per-seed values.
+    digits = data["digits"]
+    cm, n_seeds = digits["confusion_matrix"], len(digits["seeds"])
+    assert n_seeds >= 2 and digits["confusion_matrix_seeds"] == n_seeds
+    assert sum(map(sum, cm)) == digits["n_test"] * n_seeds
+    assert sum(cm[i][i] for i in range(10)) / (digits["n_test"] * n_seeds) == pytest.approx(
+        digits["test_accuracy"], abs=1e-12)
+    assert digits["test_accuracy"] == pytest.approx(
+        sum(digits["per_seed"]["test_accuracy"]) / n_seeds, abs=1e-12)
+    # Spiral: the headline is the mean over seeds; the ceilings are the exact ones.
+    from experiments import bayes
+
+    sp = data["spiral"]
+    assert sp["test_accuracy"] == pytest.approx(
+        sum(sp["per_seed"]["test_accuracy"]) / len(sp["seeds"]), abs=1e-12)
+    assert sp["bayes_accuracy"] == pytest.approx(bayes.bayes_accuracy_closed_form(0.5), abs=1e-7)
+    ov = sp["overlapping"]
+    assert ov["angular_noise"] == round(bayes.noise_for_ceiling(0.9), 3)
+    assert ov["bayes_accuracy"] == pytest.approx(0.9, abs=5e-4)
+    assert len(sp["noise_sweep"]["noise"]) >= 7
+    # Optimizers: one entry per seed everywhere, and the ratio is the per-seed ratios' mean.
+    opt = data["optimizers"]
+    for r in opt["optimizers"].values():
+        assert len(r["best_lr"]) == len(r["epochs_to_threshold"]) == len(opt["seeds"])
+    ratios = opt["per_seed"]["final_loss_ratio"]
+    assert opt["final_loss_ratio"] == pytest.approx(sum(ratios) / len(ratios), abs=1e-12)
 
 
 # ---------------------------------------------------------------- README and report
@@ -215,9 +238,13 @@ def _without_timings(d):
 
 
 @pytest.mark.parametrize("stage", ["spiral", "optimizers", "digits"])
-def test_same_command_same_numbers(stage, tmp_path):
+def test_same_command_same_numbers(stage, tmp_path, monkeypatch):
+    """Twice the same numbers, the first time in this process (one worker), the second on
+    a pool of two: the seeds' runs do not depend on where they ran."""
     run = walkthrough.stage_runner(stage)
+    monkeypatch.setenv("DUOGRAD_WORKERS", "1")
     first = run(tmp_path / "a", size="smoke", progress=False)
+    monkeypatch.setenv("DUOGRAD_WORKERS", "2")
     second = run(tmp_path / "b", size="smoke", progress=False)
     assert _without_timings(first) == _without_timings(second)
 
@@ -286,12 +313,13 @@ def test_optimizer_figure_explains_x_only_when_a_run_diverged(monkeypatch, tmp_p
 
     figures = []
     monkeypatch.setattr(optimizers, "save", lambda fig, out, name: figures.append(fig) or name)
-    finals = [0.5, 0.2, None if diverged else 0.9]
-    results = {"SGD": {"curve": [1.0, 0.5, 0.2], "final_losses": finals, "grid": [0.01, 0.1, 1.0],
-                       "best_lr": 0.1, "final_loss": 0.2}}
-    optimizers._draw(tmp_path, results, epochs=3)
+    finals = [[0.5, 0.2, None if diverged else 0.9], [0.6, 0.25, 0.8]]   # two seeds
+    results = {"SGD": {"final_losses": finals, "grid": [0.01, 0.1, 1.0],
+                       "best_lr": [0.1, 0.1], "final_loss": [0.2, 0.25]}}
+    curves = {"SGD": [[1.0, 0.5, 0.2], [1.1, 0.6, 0.25]]}
+    optimizers._draw(tmp_path, results, curves, epochs=3)
     labels = [t.get_text() for ax in figures[0].axes if ax.get_legend()
               for t in ax.get_legend().get_texts()]
-    assert "best learning rate" in labels
-    assert ("diverged" in labels) == diverged
+    assert "best learning rate (one star per seed)" in labels
+    assert any(label.startswith("diverged") for label in labels) == diverged
     assert not any("diverged" in ax.get_title() for ax in figures[0].axes)
