@@ -434,6 +434,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"walkthrough: --quick skips {', '.join(skipped)} (its previous numbers, if any, "
               f"are kept); run it with --only {skipped[0]}", file=sys.stderr)
 
+    if args.no_compile:
+        os.environ["DUOGRAD_COMPILE"] = "0"  # read by experiments.compiling(), workers too
     info: dict[str, dict] = {}
     with one_blas_thread():
         bar = track(stages, "walkthrough", progress)
@@ -441,7 +443,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             if hasattr(bar, "set_postfix_str"):
                 bar.set_postfix_str(name)
             t0 = time.perf_counter()
-            experiments.COMPILE = not args.no_compile
             result = stage_runner(name)(out, size=size, progress=progress)
             seconds = time.perf_counter() - t0
             # Read-modify-write after every stage: a later failure keeps what was measured.

@@ -29,9 +29,15 @@ import numpy as np
 
 SIZES = ("full", "quick", "smoke")
 
-# Whether the training stages run their steps through dg.compile (capture and replay);
-# ``walkthrough.py --no-compile`` sets it to False to time the eager engine instead.
-COMPILE = True
+def compiling() -> bool:
+    """Whether the training stages run their steps through ``dg.compile`` (capture and
+    replay): yes unless ``$DUOGRAD_COMPILE`` is "0", which ``walkthrough.py --no-compile``
+    sets (an environment variable, so that worker processes see it too).
+
+    >>> compiling() == (os.environ.get("DUOGRAD_COMPILE", "1") != "0")
+    True
+    """
+    return os.environ.get("DUOGRAD_COMPILE", "1") != "0"
 
 
 def compiled(step: Callable) -> Callable:
@@ -44,7 +50,7 @@ def compiled(step: Callable) -> Callable:
     """
     import duograd as dg  # noqa: PLC0415  (the stages import duograd anyway)
 
-    return dg.compile(step) if COMPILE else step
+    return dg.compile(step) if compiling() else step
 
 # Run order of the stages, which is also the order of the report's sections.
 STAGES = ("spiral", "digits", "digits_cnn", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",

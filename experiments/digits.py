@@ -23,7 +23,7 @@ import duograd.nn as nn
 import duograd.optim as optim
 from duograd.nn import functional as F
 
-from . import band, check_size, figure, mean_sd, over_seeds, save, stratified_split, to_list
+from . import band, check_size, compiled, compiling, figure, mean_sd, over_seeds, save, stratified_split, to_list
 
 SEED = 0                      # the split's seed (fixed), and the first training seed
 SEEDS = {"full": (0, 1, 2, 3, 4), "quick": (0, 1), "smoke": (0, 1)}
@@ -99,12 +99,13 @@ def train_one(seed: int, epochs: int) -> dict[str, Any]:
     xtr, xte = dg.tensor(Xtr), dg.tensor(Xte)
     curve = {"train_loss": [], "test_loss": [], "train_accuracy": [], "test_accuracy": []}
     steps = 0
+    step = compiled(lambda x, y: train_step(model, opt, x, y))  # dg.compile unless --no-compile
     t0 = time.perf_counter()
     for _ in range(epochs):
         order = rng.permutation(len(ytr))
         for start in range(0, len(order), BATCH):
             idx = order[start:start + BATCH]
-            train_step(model, opt, dg.tensor(Xtr[idx]), ytr[idx])
+            step(dg.tensor(Xtr[idx]), ytr[idx])
             steps += 1
         # Whole-split evaluation after every epoch (not a running average of the batches).
         tr_loss, tr_acc, _ = _evaluate(model, xtr, ytr)
@@ -168,7 +169,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         "train_seconds": wall,
         "curves": {k: to_list(v.mean(axis=0), 6) for k, v in stacked.items()},
         "curves_sd": {k: to_list(mean_sd(v)[1], 3) for k, v in stacked.items()},
-        "figures": figures,
+        "compiled": compiling(), "figures": figures,
     }
 
 

@@ -25,9 +25,7 @@ import duograd.nn as nn
 import duograd.optim as optim
 from duograd.nn import functional as F
 
-import experiments
-
-from . import check_size, digits, figure, save, to_list, track
+from . import check_size, compiled, compiling, digits, figure, save, to_list, track
 
 SEEDS = (0, 1, 2, 3, 4)
 SMOKE_SEEDS = (0, 1)
@@ -90,7 +88,7 @@ def train(model: nn.Module, data: tuple, rng: np.random.Generator, epochs: int, 
     """
     Xtr, Xte, ytr, yte = data
     opt = optim.Adam(model.parameters(), lr=lr)
-    step = experiments.compiled(make_step(model))  # dg.compile unless --no-compile
+    step = compiled(make_step(model))  # dg.compile unless --no-compile
     per_epoch, steps, seconds = [], 0, 0.0
     for _ in range(epochs):
         order = rng.permutation(len(ytr))
@@ -167,7 +165,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
             "accuracy_gain_mean": cnn["test_accuracy_mean"] - mlp["test_accuracy_mean"],
             "target_test_accuracy": 0.987, "seed_claim_test_accuracy": 0.99,
             "target_met": cnn["test_accuracy_mean"] >= 0.987,
-            "compiled": experiments.COMPILE, "figures": figures}
+            "compiled": compiling(), "figures": figures}
 
 
 def _draw_confusions(out, cms: list[np.ndarray], cnn_acc: float, mlp_acc: float, seed: int) -> str:

@@ -31,7 +31,7 @@ import duograd.optim as optim
 from duograd.nn import functional as F
 from duograd.optim import lr_scheduler
 
-from . import (accuracy, check_size, figure, make_spiral, mean_sd, over_seeds, save,
+from . import (accuracy, check_size, compiled, compiling, figure, make_spiral, mean_sd, over_seeds, save,
                stratified_split, to_list)
 from .bayes import bayes_accuracy, bayes_accuracy_closed_form, noise_for_ceiling, posterior
 
@@ -114,9 +114,10 @@ def train_one(seed: int, noise: float, epochs: int, curves: bool = True,
     xtr, xte = dg.tensor(Xtr), dg.tensor(Xte)
     curve: dict[str, list[float]] = {"train_loss": [], "test_loss": [], "train_accuracy": [],
                                      "test_accuracy": []}
+    step = compiled(lambda x, y: train_step(model, opt, x, y))  # dg.compile unless --no-compile
     t0 = time.perf_counter()
     for _ in range(epochs):
-        logits, loss = train_step(model, opt, xtr, ytr)
+        logits, loss = step(xtr, ytr)
         sched.step()
         if curves:
             with dg.no_grad():
@@ -230,7 +231,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         "overlapping": overlap,
         "noise_sweep": sweep,
         "runs": len(jobs), "train_seconds": wall,
-        "figures": figures,
+        "compiled": compiling(), "figures": figures,
     }
 
 
