@@ -86,12 +86,13 @@ _state = sys.modules[Tensor.__module__]   # duograd/tensor.py, whose _capture we
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SHAPE_ONLY = (ones_like_p, zeros_like_p)  # results depend on the input's shape alone
 
+_VIEWS = ("transpose", "reshape", "broadcast_to")  # kernels whose result is a view of their input
 # Instruction kinds: (kind, kernel, a, b, out); Program.run spells them as literals
 _CALL1, _CALL2, _CALLN, _LOAD, _EFFECT, _BUF1, _BUF2 = range(7)
-# Whether ufunc results that stay inside the replay are written into arrays allocated once.
-# Off: benchmarks/run.py times both ways on the training steps, and a fresh array from
-# the allocator (a block just freed, still in cache) measured as fast or faster.
-REUSE_BUFFERS = False
+# Whether ufunc results that stay inside the replay are written into arrays allocated once
+# (``out=``) instead of new ones. benchmarks/run.py times the training steps both ways in
+# one run (``compiled.no_buffer_reuse_*`` in the measurements).
+REUSE_BUFFERS = True
 
 
 def _kernel(op: Any, kw: dict) -> Callable:
@@ -557,15 +558,22 @@ def _reuse_buffers(code: list, needed_out: set[int], shapes: dict[int, tuple],
     once and written in place (``out=``) by every replay, instead of a new one per call.
 
     A result leaves the replay when it is returned, stored into ``.grad``, read by an
-    effect, or read by a kernel other than a ufunc (a transpose, reshape or index may
-    hand back a view of it, which could leave in turn): such results keep a new array per
-    call. Each slot is written once per replay, so its buffer is never read stale.
+    effect, or read by a kernel other than a ufunc, except through a view (a transpose,
+    reshape or broadcast, which leaves only if the view does): such results keep a new
+    array per call. Each slot is written once per replay, so its buffer is never read
+    stale.
     """
     escapes = set(needed_out)
+    views = []
     for ins in code:
         kind, f, a, b, o, reads, label, role = ins
-        if role != "kernel" or not (kind in (_CALL1, _CALL2) and isinstance(f, np.ufunc)):
+        if role == "kernel" and label in _VIEWS and kind == _CALL1:
+            views.append(ins)
+        elif role != "kernel" or not (kind in (_CALL1, _CALL2) and isinstance(f, np.ufunc)):
             escapes.update(reads)
+    for ins in reversed(views):  # a view of a view: from the last one back
+        if ins[4] in escapes:
+            escapes.add(ins[2])
     out = []
     for ins in code:
         kind, f, a, b, o, reads, label, role = ins

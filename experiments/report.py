@@ -711,6 +711,13 @@ def _benchmarks(m: dict) -> Section:
             f"{met} of {len(crows)}. Each row is the time of one step as a multiple of the "
             "hand-written NumPy step measured in the same run.")
         s.tables.append(_compiled_table(crows))
+        reuse = [(label, _g(m, key, "compiled", "no_buffer_reuse_ratio_to_numpy"))
+                 for key, label in (("train_spiral", "spiral"), ("train_digits", "digits"))]
+        if all(v is not None for _, v in reuse):
+            s.paragraphs.append(
+                "Buffer reuse (each kernel result that stays inside the replay written into an "
+                "array allocated once) is on; timed in the same run without it, the steps read "
+                + ", ".join(f"{label} {times(v)}" for label, v in reuse) + " of NumPy.")
         ro = m.get("replay_overhead")
         if isinstance(ro, dict):
             s.paragraphs.append(

@@ -465,9 +465,10 @@ def test_a_checkpointed_block_inside_a_compiled_step():
         _same(a, b)
 
 
-def test_buffer_reuse_replays_bit_for_bit(monkeypatch):
-    """The optional reuse of arrays for results that stay inside a replay changes nothing."""
-    monkeypatch.setattr(capture, "REUSE_BUFFERS", True)
+@pytest.mark.parametrize("reuse", [True, False])
+def test_buffer_reuse_replays_bit_for_bit(monkeypatch, reuse):
+    """Reusing arrays for results that stay inside a replay (or not) changes nothing."""
+    monkeypatch.setattr(capture, "REUSE_BUFFERS", reuse)
     rng = np.random.default_rng(9)
     batches = [(rng.standard_normal((32, 64)), rng.integers(0, 10, 32)) for _ in range(10)]
     eager_losses, eager_model, _ = _train(False, 64, [64, 32, 10], batches)
