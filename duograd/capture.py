@@ -495,28 +495,35 @@ class _Builder:
                 code.append(ins)
                 needed.update(ins[5])
         code.reverse()
-        code = _peephole(code, needed_out=set(_slots_in(template)), shapes=self.shapes)
-        if REUSE_BUFFERS:
-            code = _reuse_buffers(code, set(_slots_in(template)), self.shapes, self.dtypes)
-        later_kernel = False
-        for ins in reversed(code):  # a host step followed by kernels snapshots what it changes
-            if ins[7] == "host":
-                ins[1].snapshot[0] = later_kernel
-            later_kernel = later_kernel or ins[7] != "host"
         # Tensors read but not given: loaded at the start and again after each host step.
         loads = [(_LOAD, t, None, None, s, [], "load", "load") for t, s in self.externals if s in needed]
-        program: list = list(loads)
-        for ins in code:
-            program.append(ins)
-            if ins[7] == "host":
-                program.extend(loads)  # a host step may have moved or replaced them
-        while program and program[-1][0] == _LOAD:  # nothing reads them any more
-            program.pop()
         values = [v if i in self.const else None for i, v in enumerate(self.values)]
         guards = [(t, t._data.shape, t._data.dtype, t.requires_grad) for t, s in self.externals]
-        return Program([ins[:5] for ins in program], [ins[6] for ins in program], values,
-                       self.arg_slots, guards, template, self.prints, self.const,
+        draft = (code, loads, set(_slots_in(template)), self.shapes, self.dtypes)
+        return Program(draft, values, self.arg_slots, guards, template, self.prints, self.const,
                        n_recorded=len(self.rec.log))
+
+
+def _finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: dict) -> list:
+    """The recorded code made ready to run: the rewrites, buffers, snapshot flags and the
+    loads of tensors read but not given. Done at the first replay, so that the recording
+    call does not pay for it."""
+    code = _peephole(code, needed_out=needed_out, shapes=shapes)
+    if REUSE_BUFFERS:
+        code = _reuse_buffers(code, needed_out, shapes, dtypes)
+    later_kernel = False
+    for ins in reversed(code):  # a host step followed by kernels snapshots what it changes
+        if ins[7] == "host":
+            ins[1].snapshot[0] = later_kernel
+        later_kernel = later_kernel or ins[7] != "host"
+    program: list = list(loads)
+    for ins in code:
+        program.append(ins)
+        if ins[7] == "host":
+            program.extend(loads)  # a host step may have moved or replaced them
+    while program and program[-1][0] == _LOAD:  # nothing reads them any more
+        program.pop()
+    return program
 
 
 def _peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list:
@@ -691,10 +698,10 @@ def _snapshot(fargs: tuple) -> Callable[[], None]:
 class Program:
     """One recorded step, compiled: instructions over a list of slots."""
 
-    def __init__(self, code: list, labels: list[str], values: list, arg_slots: list,
-                 guards: list, template: Any, prints: list, const: set[int], n_recorded: int) -> None:
-        self.code = code
-        self.labels = labels
+    def __init__(self, draft: tuple, values: list, arg_slots: list, guards: list, template: Any,
+                 prints: list, const: set[int], n_recorded: int) -> None:
+        self._draft = draft
+        self._code: list | None = None
         self.values = values
         self.arg_slots = arg_slots
         self.guards = guards
@@ -702,7 +709,21 @@ class Program:
         self.prints = prints
         self.const = const
         self.n_recorded = n_recorded
-        self.kernels = sum(1 for ins in code if ins[0] in (_CALL1, _CALL2, _CALLN, _BUF1, _BUF2))
+
+    @property
+    def code(self) -> list:
+        """The instructions ``(kind, kernel, a, b, out)``, finished on first use."""
+        if self._code is None:
+            program = _finish(*self._draft)
+            self._code = [ins[:5] for ins in program]
+            self.labels = [ins[6] for ins in program]
+            self._draft = None
+        return self._code
+
+    @property
+    def kernels(self) -> int:
+        """How many NumPy kernels a replay runs."""
+        return sum(1 for ins in self.code if ins[0] in (_CALL1, _CALL2, _CALLN, _BUF1, _BUF2))
 
     def guard(self) -> bool:
         """Whether the tensors read but not given still have their recorded shapes, dtypes
@@ -718,12 +739,12 @@ class Program:
         for (s, is_tensor), leaf in zip(self.arg_slots, leaves):
             env[s] = leaf._data if is_tensor else leaf
         st = _Replay(leaves)
-        ins = None
+        code, ins = self.code, None
         try:
             # The kinds are literals (_CALL2 == 1, _CALL1 == 0, _BUF2 == 6, _BUF1 == 5,
             # _LOAD == 3, _CALLN == 2),
             # most frequent first: this loop is the whole cost a replay adds per kernel.
-            for ins in self.code:
+            for ins in code:
                 kind, f, a, b, o = ins
                 if kind == 1:
                     env[o] = f(env[a], env[b])
@@ -741,7 +762,7 @@ class Program:
                     f(env, st)
         except Exception as e:
             st.rollback()
-            label = self.labels[self.code.index(ins)]
+            label = self.labels[code.index(ins)]
             if type(e) in (ValueError, IndexError, TypeError, FloatingPointError) and \
                     not str(e).startswith(label):
                 raise type(e)(f"{label}: {e} (in a dg.compile replay)") from e
