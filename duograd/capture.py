@@ -343,6 +343,9 @@ class _Builder:
             def kernel(env, st, fwd=fwd, build=build, ins_t=ins_t, o=o):
                 env[o] = fwd(*[env[i] for i in ins_t], **build(env))
             self.code.append((_EFFECT, kernel, None, None, o, ins + reads, op.name, "kernel"))
+        elif op is ops.relu_p:  # maximum(x, 0) as a binary ufunc, its zero a constant slot
+            zero = self.new_slot(xs[0]._data.dtype.type(0), const=True)
+            self.code.append((_CALL2, np.maximum, ins[0], zero, o, ins, op.name, "kernel"))
         else:
             fwd = _kernel(op, kw)
             if len(ins) == 1:
@@ -576,7 +579,7 @@ def _reuse_buffers(code: list, needed_out: set[int], shapes: dict[int, tuple],
         kind, f, a, b, o, reads, label, role = ins
         if role == "kernel" and label in _VIEWS and kind == _CALL1:
             views.append(ins)
-        elif role != "kernel" or not (kind in (_CALL1, _CALL2) and isinstance(f, np.ufunc)):
+        elif role != "kernel" or not (kind in (_CALL1, _CALL2) and _makes_new_array(f)):
             escapes.update(reads)
     for ins in reversed(views):  # a view of a view: from the last one back
         if ins[4] in escapes:
@@ -594,6 +597,15 @@ def _reuse_buffers(code: list, needed_out: set[int], shapes: dict[int, tuple],
                 ins = (_BUF2, f, (a, b), buf, o, reads, label, role)
         out.append(ins)
     return out
+
+
+def _makes_new_array(f: Any) -> bool:
+    """Whether kernel ``f`` returns a new array, never a view of an input: a ufunc, or a
+    ufunc's reduction (``sum``)."""
+    if isinstance(f, np.ufunc):
+        return True
+    inner = getattr(f, "func", None)  # functools.partial(np.add.reduce, ...)
+    return getattr(inner, "__name__", None) == "reduce" and isinstance(getattr(inner, "__self__", None), np.ufunc)
 
 
 def _slots_in(template: Any) -> list[int]:
@@ -751,9 +763,9 @@ class Program:
                 elif kind == 0:
                     env[o] = f(env[a])
                 elif kind == 6:
-                    env[o] = f(env[a[0]], env[a[1]], b)
+                    env[o] = f(env[a[0]], env[a[1]], out=b)
                 elif kind == 5:
-                    env[o] = f(env[a], b)
+                    env[o] = f(env[a], out=b)
                 elif kind == 3:
                     env[o] = f._data
                 elif kind == 2:
