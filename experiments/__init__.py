@@ -123,14 +123,7 @@ def median_time(fn: Callable[[], Any], repeats: int, warmup: int = 1) -> float:
     >>> median_time(lambda: sum(range(10)), repeats=3) >= 0
     True
     """
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    return time_quartiles(fn, repeats, warmup)["median"]
 
 
 # ---------------------------------------------------------------- progress and figures

@@ -58,17 +58,21 @@ def test_every_op_forward_and_backward_replays_bit_for_bit(spec):
 
 # ---------------------------------------------------------------- training
 
-def _train(compiled: bool, nin: int, sizes: list[int], batches, lr: float = 0.01):
-    model = nn.MLP(nin, sizes, rng=0)
-    opt = optim.Adam(model.parameters(), lr=lr)
-
+def _adam_like_step(model, opt):
+    """A whole training step as a user writes one: zero_grad, forward, backward, opt.step."""
     def step(X, y):
         model.zero_grad()
         loss = F.cross_entropy(model(X), y)
         loss.backward()
         opt.step()
         return loss
+    return step
 
+
+def _train(compiled: bool, nin: int, sizes: list[int], batches, lr: float = 0.01):
+    model = nn.MLP(nin, sizes, rng=0)
+    opt = optim.Adam(model.parameters(), lr=lr)
+    step = _adam_like_step(model, opt)
     run = dg.compile(step) if compiled else step
     losses = [run(X, y).numpy().copy() for X, y in batches]
     return losses, model, getattr(run, "traces", None)
@@ -125,13 +129,7 @@ def test_float32_training_step():
         for p in model.parameters():
             p.data = p.data.astype(np.float32)
         opt = optim.Adam(model.parameters(), lr=0.01)
-
-        def step(X, y):
-            model.zero_grad()
-            loss = F.cross_entropy(model(X), y)
-            loss.backward()
-            opt.step()
-            return loss
+        step = _adam_like_step(model, opt)
         run = dg.compile(step) if compiled else step
         out.append(([run(X, y).numpy() for X, y in batches], [p.numpy().copy() for p in model.parameters()]))
     assert out[1][0][0].dtype == np.float32 and out[1][1][0].dtype == np.float32
@@ -500,13 +498,7 @@ def test_dropout_draws_a_new_mask_on_every_replay():
     for compiled in (False, True):
         model = nn.Sequential(nn.Linear(6, 16, rng=0), nn.ReLU(), nn.Dropout(0.5, rng=1), nn.Linear(16, 3, rng=2))
         opt = optim.SGD(model.parameters(), lr=0.1)
-
-        def step(X, y):
-            model.zero_grad()
-            loss = F.cross_entropy(model(X), y)
-            loss.backward()
-            opt.step()
-            return loss
+        step = _adam_like_step(model, opt)
         run = dg.compile(step) if compiled else step
         runs.append([run(X, y).numpy() for _ in range(5)] + [p.numpy().copy() for p in model.parameters()])
     for a, b in zip(*runs):
