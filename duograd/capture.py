@@ -8,7 +8,8 @@ adjoint, casts, the seed of ones) and any ``duograd.func`` transform. Because ev
 computation of a step is a primitive call (the engine's invariant, proved by
 tests/test_tensor_replay.py), that recording *is* the step. It is compiled into a flat
 program of instructions ``(kind, kernel, argument slots, result slot)`` over a list of
-arrays, and later calls run that program in a tight loop: no Tensors, no graph, no
+arrays (finished at the first replay: rewrites that keep every bit, and buffers reused
+for results that never leave the replay), and later calls run that program in a tight loop: no Tensors, no graph, no
 cotangent dicts, only the NumPy kernels, as tinygrad's TinyJit replays its kernels.
 
 What the recording holds besides primitive calls, and how a replay treats it:
@@ -38,11 +39,10 @@ it reads but was not given; a change records again.
 
 What cannot be captured: Python decisions on tensor values (``if loss.item() > 1:``) are
 frozen at the recorded branch, and so is anything computed in plain NumPy or Python from
-a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``, NumPy random draws of your own).
-Reading a value
-while recording warns, naming the line; ``recheck_every=N`` runs ``fn`` eagerly every N-th
-call and raises ``RuntimeError`` naming the first operation where the fresh recording
-differs. Tensors a replay returns hold the right values but no graph (compile the whole
+a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``, NumPy random draws of your own),
+and so are module flags such as ``.training``. Reading a value while recording warns,
+naming the line; ``recheck_every=N`` runs ``fn`` eagerly every N-th call and raises
+``RuntimeError`` naming the first operation where the fresh recording differs. Tensors a replay returns hold the right values but no graph (compile the whole
 step, backward included). A call made while another recording, or a ``jvp``, is in
 progress runs eagerly.
 
