@@ -341,7 +341,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     repeats = {"full": 7, "quick": 3, "smoke": 1}[size]
     result["anomaly_cost"] = anomaly_overhead(100 if size != "smoke" else 10, repeats)
     dims = (32, 512, 256) if size != "smoke" else (8, 16, 8)
-    result["checkpoint"] = checkpoint_tradeoff(*dims, repeats=min(repeats, 5))
+    result["checkpoint"] = checkpoint_tradeoff(*dims, repeats={"full": 5, "quick": 1, "smoke": 1}[size])
 
     c = result["checkpoint"]
     fig, ax = figure(size=(6.5, 4.2))
