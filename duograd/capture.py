@@ -42,9 +42,10 @@ frozen at the recorded branch, and so is anything computed in plain NumPy or Pyt
 a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``, NumPy random draws of your own),
 and so are module flags such as ``.training``. Reading a value while recording warns,
 naming the line; ``recheck_every=N`` runs ``fn`` eagerly every N-th call and raises
-``RuntimeError`` naming the first operation where the fresh recording differs. Tensors a replay returns hold the right values but no graph (compile the whole
-step, backward included). A call made while another recording, or a ``jvp``, is in
-progress runs eagerly.
+``RuntimeError`` naming the first operation where the fresh recording differs. Tensors
+a replay returns hold the right values but no graph (compile the whole step, backward
+included). A call made while another recording, a ``jvp`` or ``dg.detect_anomaly()`` is
+in progress runs eagerly.
 
 >>> import duograd as dg
 >>> w = dg.tensor([1.0, 2.0], requires_grad=True)
