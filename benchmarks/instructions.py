@@ -26,6 +26,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# A training step of an MLP with Adam (zero_grad, forward, cross-entropy, backward, update).
+MLP_STEP = """
+X, y = dg.tensor(rng.standard_normal(({batch}, {nin}))), rng.integers(0, {sizes[2]}, {batch})
+model = dg.nn.MLP({nin}, {sizes}, rng=0)
+opt = dg.optim.Adam(model.parameters(), lr=1e-3)
+def step():
+    model.zero_grad()
+    F.cross_entropy(model(X), y).backward()
+    opt.step()
+"""
+
 # A workload is a step() defined on `dg` and `F`; the ones the benchmark table times.
 WORKLOADS = {
     "per-op (100 ops + backward, (4,4))": """
@@ -37,24 +48,8 @@ def step():
         x = (x * b + a).tanh() * 0.5
     x.sum().backward()
 """,
-    "digits step (MLP(64,[64,32,10]) + Adam, batch 64)": """
-X, y = dg.tensor(rng.standard_normal((64, 64))), rng.integers(0, 10, 64)
-model = dg.nn.MLP(64, [64, 32, 10], rng=0)
-opt = dg.optim.Adam(model.parameters(), lr=1e-3)
-def step():
-    model.zero_grad()
-    F.cross_entropy(model(X), y).backward()
-    opt.step()
-""",
-    "spiral step (MLP(2,[64,64,2]) + Adam, batch 100)": """
-X, y = dg.tensor(rng.standard_normal((100, 2))), rng.integers(0, 2, 100)
-model = dg.nn.MLP(2, [64, 64, 2], rng=0)
-opt = dg.optim.Adam(model.parameters(), lr=1e-3)
-def step():
-    model.zero_grad()
-    F.cross_entropy(model(X), y).backward()
-    opt.step()
-""",
+    "digits step (MLP(64,[64,32,10]) + Adam, batch 64)": MLP_STEP.format(nin=64, sizes=[64, 32, 10], batch=64),
+    "spiral step (MLP(2,[64,64,2]) + Adam, batch 100)": MLP_STEP.format(nin=2, sizes=[64, 64, 2], batch=100),
     "chain (500 muls + backward)": """
 a = dg.tensor(rng.standard_normal((4, 4)), requires_grad=True)
 def step():

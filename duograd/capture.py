@@ -152,19 +152,13 @@ def _signature(args: tuple, kwargs: dict) -> tuple[Any, list]:
 
 # ---------------------------------------------------------------- recording
 
-def _user_line() -> str:
-    """file:line of the innermost frame outside duograd (the user's code)."""
-    f = sys._getframe(1)
-    while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)).startswith(_PACKAGE):
-        f = f.f_back
-    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
-
-
-def _stacklevel() -> int:
+def _user_frame() -> tuple[int, str]:
+    """The innermost frame outside duograd (the user's code): its ``stacklevel`` for a
+    ``warnings.warn`` made by this function's caller, and its "file:line"."""
     f, level = sys._getframe(1), 1
     while f is not None and os.path.dirname(os.path.abspath(f.f_code.co_filename)).startswith(_PACKAGE):
         f, level = f.f_back, level + 1
-    return level
+    return level, f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
 
 
 class _Recorder:
@@ -202,11 +196,12 @@ class _Recorder:
         autograd._trace.append((EFFECT, "set_grad", (t,), value))
 
     def read_value(self, what: str) -> None:
-        warnings.warn(f"dg.compile: {what} at {_user_line()} reads a tensor's value while "
+        level, line = _user_frame()
+        warnings.warn(f"dg.compile: {what} at {line} reads a tensor's value while "
                       "recording; a replay does not run this line again, so any decision or "
                       "number computed from it is frozen at its recorded value "
                       "(recheck_every=N re-runs eagerly to catch a change)",
-                      RuntimeWarning, stacklevel=_stacklevel())
+                      RuntimeWarning, stacklevel=level)
 
 
 def _fingerprint(value: Any) -> Any:
@@ -395,7 +390,6 @@ class _Builder:
             o = self.new_slot()
             self.by_tensor[id(out)] = o
             self.by_array[id(out._data)] = o
-            self.objects[o] = ("result", o)
             copy_g = gs in self.const  # never hand a folded constant's array to .grad
             if self.fingerprints:
                 self.prints.append(("accumulate", self._leaf_print(ref), self.describe(gs)))
@@ -482,7 +476,7 @@ class _Builder:
         if isinstance(obj, (np.ndarray, np.generic)):
             warnings.warn("dg.compile: fn returned a NumPy value computed outside duograd; a replay "
                           "returns the recorded value unchanged (return a Tensor instead)",
-                          RuntimeWarning, stacklevel=_stacklevel())
+                          RuntimeWarning, stacklevel=_user_frame()[0])
         return ("value", obj)
 
     def build(self, result: Any, leaves: list) -> "Program":

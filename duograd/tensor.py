@@ -25,7 +25,7 @@ import numpy as np
 
 _new = object.__new__
 
-# The recording in progress of ``dg.compile`` (duograd/compile.py), or None. While one is
+# The recording in progress of ``dg.compile`` (duograd/capture.py), or None. While one is
 # on, this module tells it of what happens outside primitives: Tensors made from data,
 # arrays derived from an argument (``_derive``), writes to ``.grad`` and reads of a value
 # as a Python number (which a replay would freeze).
@@ -186,10 +186,15 @@ class Tensor:
 
     def item(self) -> float:
         """The single value of a one-element tensor, as a Python number."""
+        return self._single("item")
+
+    def _single(self, what: str) -> Any:
+        """The one value, for ``item()`` and ``float()`` (named in the error and warning)."""
         if self._data.size != 1:
-            raise ValueError(f"item: only a one-element tensor has an item; this one has shape {self.shape}")
+            raise ValueError(f"{what}: only a one-element tensor has a single value; this one "
+                             f"has shape {self.shape}")
         if _capture is not None:
-            _capture.read_value("item()")
+            _capture.read_value(f"{what}()")
         return self._data.item()
 
     def tolist(self) -> Any:
@@ -199,11 +204,7 @@ class Tensor:
         return self._data.tolist()
 
     def __float__(self) -> float:
-        if self._data.size != 1:
-            raise ValueError(f"float: only a one-element tensor converts; this one has shape {self.shape}")
-        if _capture is not None:
-            _capture.read_value("float()")
-        return float(self._data.item())
+        return float(self._single("float"))
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
