@@ -1,8 +1,8 @@
 """Measure the headline verification numbers, each against an independent reference.
 
 Every function returns a plain dict of floats, ints and bools. The tests assert
-thresholds on these very dicts (tests/test_softmax_crossentropy.py and
-tests/test_training_pins.py), so a number quoted from here is a number the suite checks.
+thresholds on these very dicts (tests/ops/test_softmax_crossentropy.py and
+tests/nn_optim/test_training_pins.py), so a number quoted from here is a number the suite checks.
 
 - ``ce_identity_error``: the engine's gradient of ``cross_entropy`` (composed from
   primitives, no fused backward) against ``(softmax - onehot) / N`` computed in NumPy.

@@ -10,7 +10,7 @@ level is the tensor engine (NumPy arrays, hand-written vector-Jacobian products)
 array([2., 4.])
 """
 
-from .tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
+from ._tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
                      zeros_like)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,  # noqa: A001

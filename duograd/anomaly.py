@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import autograd, hooks
-from .tensor import Tensor
+from ._tensor import Tensor
 
 _PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _inside: dict[Any, bool] = {}       # code object -> whether it belongs to duograd

@@ -21,17 +21,14 @@ from __future__ import annotations
 
 import functools
 import itertools
-import sys
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from .shapes import sum_to
-from .tensor import Tensor, _lift_all, _ndarray, _new, _wrap
+from ._tensor import Tensor, _lift_all, _ndarray, _new, _wrap
 
-# The module itself (``duograd.tensor`` the attribute is the function ``dg.tensor``), for
-# its ``_capture``: the dg.compile recording in progress, or None.
-_state = sys.modules[Tensor.__module__]
+from . import _tensor as _state  # its ``_capture``: the dg.compile recording in progress, or None
 
 # Global recording state (single-threaded by design, as in micrograd and HIPS autograd).
 _grad_enabled = True
@@ -194,7 +191,7 @@ class Primitive:
             raise _forward_error(self, e, xs) from None
         # The body of tensor._wrap, inlined: this is the hottest line of the engine and the
         # call alone is ~2% of a primitive call's instructions (benchmarks/instructions.py).
-        # tests/test_tensor_api.py checks that the two set the same fields.
+        # tests/engine/test_tensor_api.py checks that the two set the same fields.
         out = _new(Tensor)
         out._data = data if type(data) is _ndarray else np.asarray(data)
         out._grad = out._tangent = None

@@ -6,7 +6,7 @@ first call for a signature runs ``fn`` eagerly inside a recording (``autograd.tr
 every primitive call of the forward pass, the backward pass (VJP rules, the broadcasting
 adjoint, casts, the seed of ones) and any ``duograd.func`` transform. Because every array
 computation of a step is a primitive call (the engine's invariant, proved by
-tests/test_tensor_replay.py), that recording *is* the step. It is compiled into a flat
+tests/compiled/test_tensor_replay.py), that recording *is* the step. It is compiled into a flat
 program of instructions ``(kind, kernel, argument slots, result slot)`` over a list of
 arrays (finished at the first replay: rewrites that keep every bit, and buffers reused
 for results that never leave the replay), and later calls run that program in a tight loop: no Tensors, no graph, no
@@ -78,12 +78,12 @@ import numpy as np
 
 from . import autograd, ops
 from .autograd import EFFECT, ones_like_p, zeros_like_p
-from .tensor import _CONSTANTS, Tensor, _wrap
+from ._tensor import _CONSTANTS, Tensor, _wrap
 
 __all__ = ["compile", "Compiled", "CACHE_SIZE"]
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
-_state = sys.modules[Tensor.__module__]   # duograd/tensor.py, whose _capture we set
+from . import _tensor as _state  # whose _capture we set
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 _SHAPE_ONLY = (ones_like_p, zeros_like_p)  # results depend on the input's shape alone
 
@@ -162,7 +162,7 @@ def _user_frame() -> tuple[int, str]:
 
 
 class _Recorder:
-    """What ``tensor.py`` reports while ``fn`` runs eagerly: Tensors made from data,
+    """What ``_tensor.py`` reports while ``fn`` runs eagerly: Tensors made from data,
     arrays derived outside primitives, ``.grad`` writes, reads of values."""
 
     def __init__(self) -> None:

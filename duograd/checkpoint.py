@@ -11,7 +11,7 @@ gradients equal the plain call's bit for bit. Under ``create_graph`` the recompu
 and its gradient are recorded, so a gradient penalty through a checkpointed block
 differentiates again; its second-order gradients are the plain call's terms summed in
 another order (the recomputed graph is a second copy of the block), equal to round-off
-(tests/test_hooks_checkpoint.py: 1e-13 relative), not bit for bit.
+(tests/inspection/test_hooks_checkpoint.py: 1e-13 relative), not bit for bit.
 
 ``fn`` must compute the same thing both times (no randomness of its own, such as
 dropout drawing fresh masks) and return one Tensor.
@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 from . import autograd
 from .autograd import Variadic, enable_grad, is_grad_enabled, no_grad
-from .tensor import Tensor, _wrap
+from ._tensor import Tensor, _wrap
 
 
 def _rule(i: int, g: Tensor, out: Tensor, *inputs: Tensor, fn: Callable, args: tuple,

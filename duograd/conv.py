@@ -52,7 +52,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from .autograd import LINEAR, Primitive
 from .ops import matmul_p, max_p, reshape_p, sum_p
-from .tensor import Tensor, _lift_all
+from ._tensor import Tensor, _lift_all
 
 Pair = tuple[int, int]
 

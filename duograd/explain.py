@@ -40,7 +40,7 @@ import numpy as np
 from . import autograd
 from .anomaly import where_of
 from .autograd import _fit, _prune, _toposort, enable_grad, no_grad
-from .tensor import Tensor, _wrap
+from ._tensor import Tensor, _wrap
 
 COLUMNS = 100
 RTOL = 1e-4          # relative disagreement allowed on top of the FD error estimate

@@ -25,7 +25,7 @@ import numpy as np
 from . import autograd, ops
 from .autograd import (_toposort, enable_grad, enter_forward_level, exit_forward_level, pop_tangent,
                        set_tangent)
-from .tensor import Tensor, _as_tensor, _wrap
+from ._tensor import Tensor, _as_tensor, _wrap
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
 

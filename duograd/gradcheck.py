@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import autograd, ops
-from .tensor import Tensor, _wrap
+from ._tensor import Tensor, _wrap
 
 
 class GradcheckError(AssertionError):

@@ -29,7 +29,7 @@ import weakref
 from typing import Any, Callable, Iterator
 
 from . import autograd
-from .tensor import Tensor
+from ._tensor import Tensor
 
 _ids = itertools.count()
 

@@ -1,7 +1,7 @@
 """The Tensor's operators and methods, bound onto the class.
 
 Each is one line that calls a function or primitive of ``ops.py`` (or ``autograd``).
-They live here, not in ``tensor.py``, so that the class can be defined before the
+They live here, not in ``_tensor.py``, so that the class can be defined before the
 primitives that make Tensors (JAX binds its array methods the same way); the class
 body below is copied onto ``Tensor`` when duograd is imported.
 
@@ -16,7 +16,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import autograd, ops
-from .tensor import Tensor
+from ._tensor import Tensor
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
 

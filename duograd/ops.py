@@ -37,7 +37,7 @@ import numpy as np
 
 from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, ones_like_p, zeros_like_p  # noqa: F401
 from .shapes import broadcast_shape, keepdims_shape, normalize_axes, sum_to
-from .tensor import Tensor, _derive, _lift_all, _shape_of, _wrap
+from ._tensor import Tensor, _derive, _lift_all, _shape_of, _wrap
 
 # ====================================================================== selectors
 # Never differentiated: they are locally constant, so their derivative is zero and a

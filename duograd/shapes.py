@@ -12,7 +12,7 @@ import operator
 from typing import TYPE_CHECKING, Iterable
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .tensor import Tensor
+    from ._tensor import Tensor
 
 Shape = tuple[int, ...]
 

@@ -28,7 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .tensor import Tensor
+from ._tensor import Tensor
 
 __all__ = ["count_nodes", "to_dot", "draw"]
 

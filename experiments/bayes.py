@@ -19,7 +19,7 @@ exact densities. Because the wrapped normal is symmetric and falls off with circ
 distance, the integrand does not depend on ``r`` and the answer has a closed form,
 :func:`bayes_accuracy_closed_form`: the probability that the angular noise, wrapped
 onto the circle, stays within a quarter turn. The two are computed independently and
-agree (tests/test_spiral_bayes.py also checks both against brute-force estimates that
+agree (tests/walkthrough/test_spiral_bayes.py also checks both against brute-force estimates that
 use only samples from the generator).
 
 >>> round(bayes_accuracy(2.5, 0.5), 4), round(bayes_accuracy_closed_form(0.5), 4)

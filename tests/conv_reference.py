@@ -1,6 +1,6 @@
 """Convolution and pooling written the slow, obvious way: a Python loop over every output
 pixel, each one a sum or a max over its window. The independent truth that the spec rows
-(``tests/specs.py``) and tests/test_conv.py check ``dg.conv2d``, ``dg.max_pool2d`` and
+(``tests/specs.py``) and tests/ops/test_conv.py check ``dg.conv2d``, ``dg.max_pool2d`` and
 ``dg.avg_pool2d`` against; it shares no code with duograd.
 
 >>> x = np.arange(16.0).reshape(1, 1, 4, 4)

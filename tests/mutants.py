@@ -71,19 +71,19 @@ class Mutant:
 
 
 # Selections: one or two test files each, so the whole run stays within minutes.
-SCALAR = "tests/test_scalar_engine.py"
-FORWARD = "tests/test_scalar_forward.py"
-HIGHER = "tests/test_higher_scalar.py"
-NN = "tests/test_nn.py"
-OPTIM = "tests/test_optim_oracle.py -k trajectory"          # the 50-step trajectories against torch
-SCHED = "tests/test_optim_oracle.py -k 'lr_sequence or schedule'"
-GAPS = "tests/test_tensor_gaps.py"
-OPS = "tests/test_tensor_ops.py"
-HIGHER_OPS = "tests/test_higher_ops.py"
-ENGINE = "tests/test_tensor_engine.py"
-BROADCAST = "tests/test_tensor_broadcast.py"
-HFUNC = "tests/test_higher_func.py"
-HTENSOR = "tests/test_higher_tensor.py"
+SCALAR = "tests/scalar/test_scalar_engine.py"
+FORWARD = "tests/scalar/test_scalar_forward.py"
+HIGHER = "tests/scalar/test_higher_scalar.py"
+NN = "tests/nn_optim/test_nn.py"
+OPTIM = "tests/nn_optim/test_optim_oracle.py -k trajectory"          # the 50-step trajectories against torch
+SCHED = "tests/nn_optim/test_optim_oracle.py -k 'lr_sequence or schedule'"
+GAPS = "tests/engine/test_tensor_gaps.py"
+OPS = "tests/ops/test_tensor_ops.py"
+HIGHER_OPS = "tests/higher/test_higher_ops.py"
+ENGINE = "tests/engine/test_tensor_engine.py"
+BROADCAST = "tests/engine/test_tensor_broadcast.py"
+HFUNC = "tests/higher/test_higher_func.py"
+HTENSOR = "tests/higher/test_higher_tensor.py"
 
 MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------ the four kinds of issue 9
@@ -286,11 +286,11 @@ MUTANTS: list[Mutant] = [
            "dtype=np.float64), requires_grad=False)\n    n = len(xs)",
            HIGHER_OPS, "gradgradcheck holds the cotangent v constant (the bug of section 2)"),
     # ------------------------------------------------------------ Tensor and its methods
-    Mutant("X-constant-dtype", "duograd/tensor.py",
+    Mutant("X-constant-dtype", "duograd/_tensor.py",
            "            dtype = a._data.dtype\n            break",
            "            break",
            ENGINE, "a Python number makes a float32 tensor float64 (2 * x32)"),
-    Mutant("X-tensor-shares", "duograd/tensor.py",
+    Mutant("X-tensor-shares", "duograd/_tensor.py",
            "return _wrap(_as_array(data, dtype, copy=True), bool(requires_grad))",
            "return _wrap(_as_array(data, dtype), bool(requires_grad))",
            f"{ENGINE} {GAPS}", "dg.tensor shares memory with its array instead of copying"),
@@ -425,7 +425,7 @@ MUTANTS: list[Mutant] = [
     Mutant("L-ce-sign", "duograd/nn/functional.py",
            "return -_reduce(picked, reduction, \"cross_entropy\")",
            "return _reduce(picked, reduction, \"cross_entropy\")",
-           "tests/test_softmax_crossentropy.py", "cross_entropy forgets the minus sign"),
+           "tests/ops/test_softmax_crossentropy.py", "cross_entropy forgets the minus sign"),
     Mutant("L-ce-range", "duograd/nn/functional.py",
            "bad = (arr < 0) | (arr >= c)", "bad = (arr < 0) | (arr > c)",
            NN, "cross_entropy accepts the class index C (one past the end)"),

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import log_softmax, softmax
-from ..tensor import Tensor, _as_tensor, _derive
+from .._tensor import Tensor, _as_tensor, _derive
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss"]
 

@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from ..conv import avg_pool2d, conv2d, max_pool2d
-from ..tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
+from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from . import functional as F
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",

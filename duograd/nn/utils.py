@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 import numpy as np
 
 from ..autograd import host
-from ..tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
+from .._tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
 from .modules import Linear, Module
 
 __all__ = ["clip_grad_norm_", "load_torch_state_dict", "torch_state_dict", "TORCH_LAYOUTS",

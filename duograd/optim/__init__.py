@@ -24,7 +24,7 @@ from typing import Iterable
 import numpy as np
 
 from ..autograd import host
-from ..tensor import Tensor  # a public name; not `from .. import` (an import cycle)
+from .._tensor import Tensor  # a public name; not `from .. import` (an import cycle)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
 

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import TORCH_MISSING
 
-TUTORIAL = Path(__file__).resolve().parents[1] / "docs" / "tutorial.md"
+TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "tutorial.md"
 LANGUAGES = ("python", "pycon")
 
 

@@ -3,7 +3,7 @@
 Every row of specs.SELECTOR_SPECS is checked four ways: its values and dtype against
 NumPy (exactly: bool for a comparison, int64 for argmax/argmin), that its result has
 no history even when every input requires grad, against PyTorch (marked ``oracle``),
-and the replay of tests/test_tensor_replay.py (recorded on inputs A, replayed on B,
+and the replay of tests/compiled/test_tensor_replay.py (recorded on inputs A, replayed on B,
 bit for bit), alone and used as a selector inside a differentiated step.
 """
 

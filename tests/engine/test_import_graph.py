@@ -6,7 +6,7 @@ under ``if TYPE_CHECKING:`` (type hints only, never executed). A package's
 ``__init__`` is a node of its own, so ``from .. import Tensor`` inside ``duograd.nn``
 is an edge back to ``duograd``.
 
-    python tests/test_import_graph.py     # prints the graph, one module a line
+    python tests/engine/test_import_graph.py     # prints the graph, one module a line
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import ast
 import os
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "duograd")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "duograd")
 
 
 def _module_files() -> dict[str, str]:
@@ -101,7 +101,7 @@ def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
 
 def test_the_import_graph_has_no_cycle():
     graph = import_graph()
-    assert "duograd.ops" in graph and "duograd.tensor" in graph["duograd.ops"]
+    assert "duograd.ops" in graph and "duograd._tensor" in graph["duograd.ops"]
     cycle = find_cycle(graph)
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
@@ -109,7 +109,7 @@ def test_the_import_graph_has_no_cycle():
 def test_the_engine_reads_in_one_order():
     """shapes -> tensor -> autograd -> ops -> methods: each imports only earlier ones."""
     graph = import_graph()
-    order = ["duograd.shapes", "duograd.tensor", "duograd.autograd", "duograd.ops", "duograd.methods"]
+    order = ["duograd.shapes", "duograd._tensor", "duograd.autograd", "duograd.ops", "duograd.methods"]
     for i, mod in enumerate(order):
         later = set(order[i + 1:]) | {"duograd"}
         assert not graph[mod] & later, f"{mod} imports {sorted(graph[mod] & later)}"

@@ -18,7 +18,7 @@ import duograd as dg
 
 # `examples` lives at the repository root, which is on sys.path under `python -m pytest`
 # but not under `pytest` or `python tests/run_all.py`.
-ROOT = str(Path(__file__).resolve().parents[1])
+ROOT = str(Path(__file__).resolve().parents[2])
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 

@@ -16,7 +16,7 @@ import pytest
 import duograd as dg
 import specs
 
-DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "docs")
+DOCS = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "docs")
 
 
 def read(name: str) -> str:

@@ -5,7 +5,7 @@ constructor (``_wrap``), the conversion of operands, and the creation functions.
 imports nothing else from duograd. The operators and methods (``+``, ``exp``,
 ``sum``, ``backward``, ...) call the primitives of ``ops.py`` and are bound onto the
 class by ``methods.py``, the way JAX binds its array methods, so the reading order
-``shapes -> tensor -> autograd -> ops -> methods`` has no back-references.
+``shapes -> _tensor -> autograd -> ops -> methods`` has no back-references.
 
 How a Tensor is made, one way for each purpose:
 
@@ -56,7 +56,7 @@ def _as_array(data: Any, dtype: Any = None, op: str = "tensor", copy: bool = Fal
 def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs: Any = None,
           kw: Any = None) -> "Tensor":
     """A new Tensor around ``data`` (not copied): the place where a Tensor's fields are
-    set (``Primitive.__call__`` inlines this body; tests/test_tensor_api.py holds the two
+    set (``Primitive.__call__`` inlines this body; tests/engine/test_tensor_api.py holds the two
     to the same fields). Without ``op`` it has no history; ``autograd.Primitive`` passes the
     primitive, its inputs and keyword parameters to make a node of the graph.
     ``autograd.set_tangent`` owns ``_tangent`` after that."""
