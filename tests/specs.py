@@ -31,6 +31,9 @@ test_tensor_selectors.py. docs/adding-an-op.md says which checks pick a row up.
 
 from __future__ import annotations
 
+import glob
+import importlib
+import os
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -577,6 +580,12 @@ for _name in ("argmax", "argmin"):
             lambda torch, x, n=_name, a=_axis: getattr(torch, n)(x.reshape(-1) if a is None else x,
                                                                 **({} if a is None else {"dim": a})),
             (R3,), (DISTINCT,)))
+
+# Rows kept in tests/spec_rows/*.py (one file per family of operations) append themselves
+# here through _row, so that adding a family never edits this file.
+for _path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           "spec_rows", "*.py"))):
+    importlib.import_module("spec_rows." + os.path.basename(_path)[:-3])
 
 SPECS_BY_NAME: dict[str, OpSpec] = {s.name: s for s in OP_SPECS}
 assert len(SPECS_BY_NAME) == len(OP_SPECS), "spec names must be unique"
