@@ -212,8 +212,9 @@ def flatten_out(out: Any) -> list[Any]:
 
 def structure(out: Any) -> Any:
     """The shape of a result's nesting: named-tuple field names, tuple/list lengths."""
-    if isinstance(out, tuple) and hasattr(out, "_fields"):
-        return ("namedtuple", tuple(out._fields), tuple(structure(o) for o in out))
+    fields = getattr(out, "_fields", None) or getattr(type(out), "__match_args__", None)
+    if isinstance(out, tuple) and fields:  # a named tuple, or torch's structseq
+        return ("named", type(out).__name__, tuple(fields), tuple(structure(o) for o in out))
     if isinstance(out, (tuple, list)):
         return (type(out).__name__, tuple(structure(o) for o in out))
     if isinstance(out, bool):
