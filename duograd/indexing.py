@@ -34,9 +34,9 @@ import numpy as np
 
 from .autograd import Primitive
 from . import ops
-from .ops import (concatenate_p, equal_p, getitem_p, mul_p, not_equal_p, reshape_p, scatter_add_p,
+from .ops import (concatenate_p, equal_p, getitem_p, not_equal_p, reshape_p, scatter_add_p,
                   sum_p, transpose_p, where_p)
-from ._tensor import Tensor, _derive, _lift_all, _shape_of, _wrap
+from ._tensor import Tensor, _derive, _lift_all, _wrap
 
 _INT64 = np.dtype(np.int64)
 
@@ -96,7 +96,7 @@ def dim_index(d: Any, ndim: int, op: str, shape: tuple[int, ...] = ()) -> int:
     """``d`` as a non-negative dim of a tensor with ``ndim`` dims (a 0-d tensor takes -1 and
     0, as torch); IndexError when out of range, TypeError when not an int."""
     if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
-        raise TypeError(f"{op}: dim must be an int, got {d!r}")
+        raise TypeError(f"{op}: dim (the axis) must be one int, got {d!r}")
     n = builtins.max(ndim, 1)
     if not -n <= d < n:
         raise IndexError(f"{op}: dim {d} is out of range for a tensor of shape {tuple(shape)} "
@@ -115,7 +115,7 @@ def as_index(index: Any, op: str) -> Tensor:
                                "with fractions")
         if index.dtype.kind not in "iuf":
             raise RuntimeError(f"{op}: expected an integer index tensor, got {index.dtype}")
-        return ops.cast_p(index, dtype=_INT64)
+        return ops.cast_p(ops.detach_p(index), dtype=_INT64)  # an index has no gradient
     arr = np.asarray(index)
     if arr.dtype.kind not in "iu" and arr.size:
         raise RuntimeError(f"{op}: expected an integer index, got {arr.dtype}")
@@ -153,6 +153,27 @@ def _index_along(axis: int, ndim: int, i: Any) -> tuple:
 # ====================================================================== joining
 
 
+def _join(tensors: Sequence[Any], dim: Any, op: str) -> Tensor:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: expected a sequence of tensors, got {type(tensors).__name__}")
+    ts = _lift_all(op, tuple(tensors))
+    if not ts:
+        raise ValueError(f"{op}: expected a non-empty list of tensors")
+    kept = [t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)] or [ts[0]]
+    first = kept[0]
+    if first.ndim == 0:
+        raise RuntimeError(f"{op}: zero-dimensional tensor cannot be concatenated")
+    d = dim_index(dim, first.ndim, op, first.shape)
+    for k, t in enumerate(kept):
+        if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape))
+                                       if i != d):
+            raise RuntimeError(f"{op}: sizes of tensors must match except in dimension {d}; got "
+                               f"{first.shape} and {t.shape} (tensor {k})")
+    dtype = np.result_type(*[t.dtype for t in kept])
+    kept = [t if t.dtype == dtype else ops.astype(t, dtype) for t in kept]
+    return kept[0] if len(kept) == 1 else concatenate_p(*kept, axis=d)
+
+
 def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along an existing dim (torch.cat; ``axis`` is NumPy's name). As torch,
     1-D empty tensors are skipped.
@@ -161,26 +182,7 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Ten
     >>> dg.cat([dg.ones(2, 1), dg.zeros(2, 2)], dim=1).shape
     (2, 3)
     """
-    if axis is not None:
-        dim = axis
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"cat: expected a sequence of tensors, got {type(tensors).__name__}")
-    ts = _lift_all("cat", tuple(tensors))
-    if not ts:
-        raise ValueError("cat: expected a non-empty list of tensors")
-    kept = [t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)] or [ts[0]]
-    first = kept[0]
-    if first.ndim == 0:
-        raise RuntimeError("cat: zero-dimensional tensor cannot be concatenated")
-    d = dim_index(dim, first.ndim, "cat", first.shape)
-    for k, t in enumerate(kept):
-        if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape))
-                                       if i != d):
-            raise RuntimeError(f"cat: sizes of tensors must match except in dimension {d}; got "
-                               f"{first.shape} and {t.shape} (tensor {k})")
-    dtype = np.result_type(*[t.dtype for t in kept])
-    kept = [t if t.dtype == dtype else ops.astype(t, dtype) for t in kept]
-    return kept[0] if len(kept) == 1 else concatenate_p(*kept, axis=d)
+    return _join(tensors, dim if axis is None else axis, "cat")
 
 
 def concat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Tensor:
@@ -190,7 +192,7 @@ def concat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> 
     >>> dg.concat([dg.ones(1), dg.zeros(2)]).numpy()
     array([1., 0., 0.])
     """
-    return cat(tensors, dim, axis=axis)
+    return _join(tensors, dim if axis is None else axis, "concat")
 
 
 def concatenate(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Tensor:
@@ -200,7 +202,7 @@ def concatenate(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None
     >>> dg.concatenate([dg.ones(2), dg.zeros(1)]).numpy()
     array([1., 1., 0.])
     """
-    return cat(tensors, axis if dim is None else dim)
+    return _join(tensors, axis if dim is None else dim, "concatenate")
 
 
 def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Tensor:
@@ -214,13 +216,13 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> T
         dim = axis
     ts = _lift_all("stack", tuple(tensors))
     if not ts:
-        raise RuntimeError("stack: expected a non-empty list of tensors")
+        raise RuntimeError("stack: expects a non-empty list of tensors")
     for k, t in enumerate(ts):
         if t.shape != ts[0].shape:
             raise RuntimeError(f"stack: expects each tensor to be equal size, but got {ts[0].shape} "
                                f"at entry 0 and {t.shape} at entry {k}")
     d = dim_index(dim, ts[0].ndim + 1, "stack", ts[0].shape)
-    return cat([ops.unsqueeze(t, d) for t in ts], d)
+    return _join([ops.unsqueeze(t, d) for t in ts], d, "stack")
 
 # ====================================================================== splitting
 
@@ -435,6 +437,9 @@ def diagonal(x: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor
     return getitem_p(moved, index=(Ellipsis, i, j), basic=False)
 
 
+_take_diagonal = diagonal  # diag's parameter is called diagonal, as torch's
+
+
 def diag_embed(x: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices in dims (dim1, dim2) whose ``offset`` diagonal is the last dim of ``x``.
 
@@ -467,7 +472,7 @@ def diag(x: Tensor, diagonal: int = 0) -> Tensor:
     if x.ndim == 1:
         return diag_embed(x, diagonal)
     if x.ndim == 2:
-        return globals()["diagonal"](x, diagonal)
+        return _take_diagonal(x, diagonal)
     raise RuntimeError(f"diag: supports 1D or 2D tensors, got {x.ndim}D (shape {x.shape})")
 
 
@@ -688,14 +693,17 @@ def scatter_reduce(x: Tensor, dim: int, index: Any, src: Any, reduce: str, *,
     d, idx, s = _scatter_args(x, dim, index, src, "scatter_reduce")
     if reduce in ("amax", "amin"):
         return scatter_extremum_p(x, idx, s, axis=d, reduce=reduce, include_self=bool(include_self))
-    hit = hit_p(idx, axis=d, shape=x.shape, dtype=x.dtype)
-    base = x if include_self else where_p(hit, 0.0 if reduce != "prod" else 1.0, x)
     if reduce == "prod":
         return scatter_prod_p(x, idx, s, axis=d, include_self=bool(include_self))
+    hit = hit_p(idx, axis=d, shape=x.shape, dtype=x.dtype)
+    base = x if include_self else where_p(hit, 0.0, x)
     total = base + scatter_add_along_p(s, idx, axis=d, shape=x.shape)
     if reduce == "sum":
         return total
-    count = scatter_add_along_p(ops.ones_like_p(s), idx, axis=d, shape=x.shape) + (1.0 if include_self else 0.0)
+    # mean: the sum over the values that landed (and x's own unless include_self=False)
+    count = scatter_add_along_p(ops.ones_like_p(s), idx, axis=d, shape=x.shape)
+    if include_self:
+        count = count + 1.0
     return where_p(hit, total / where_p(hit, count, 1.0), x)
 
 
@@ -785,7 +793,7 @@ def masked_fill(x: Tensor, mask: Any, value: Any) -> Tensor:
     """
     m = _as_bool(mask, "masked_fill")
     try:
-        shape = np.broadcast_shapes(x.shape, m.shape)
+        np.broadcast_shapes(x.shape, m.shape)
     except ValueError:
         raise RuntimeError(f"masked_fill: the mask {m.shape} does not broadcast to the input "
                            f"{x.shape}") from None
@@ -848,7 +856,8 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
         return nonzero(condition if isinstance(condition, Tensor) else _as_bool(condition, "where"),
                        as_tuple=True)
     if input is None or other is None:
-        raise TypeError("where: give both input and other, or neither")
+        raise TypeError(f"where: give both input and other, or neither (got "
+                        f"{type(input).__name__} and {type(other).__name__})")
     c = _as_bool(condition, "where")
     try:
         np.broadcast_shapes(c.shape, *(_shape(a) for a in (input, other)))
