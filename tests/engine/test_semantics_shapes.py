@@ -93,3 +93,24 @@ def test_numpy_names_keep_working_beside_torch_names():
     assert dg.concatenate([a, b], axis=1).shape == dg.cat([a, b], dim=1).shape == (2, 6)
     assert dg.stack([a, b], axis=2).shape == dg.stack([a, b], dim=-1).shape == (2, 3, 2)
     assert np.concatenate([a, b]).shape == (4, 3)   # NumPy's own function on Tensors
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_prod_at_zeros_matches_torch_to_second_order(torch, include_self):
+    # position 0: x = 2 with sources 0 and 5 (a lone zero source); 1: x = 0 with source 0 (two
+    # zeros when x counts); 2: no zero; 3: sources 0 and -1.
+    x, src = np.array([2.0, 0.0, 3.0, 1.5]), np.array([0.0, 5.0, 0.0, 2.0, 0.0, -1.0])
+    index, weight = np.array([0, 0, 1, 2, 3, 3]), np.array([1.0, 2.0, 3.0, 4.0])
+    got = []
+    for lib in (dg, torch):
+        X = lib.tensor(x, requires_grad=True)
+        S = lib.tensor(src, requires_grad=True)
+        idx = torch.from_numpy(index) if lib is torch else index
+        out = lib.scatter_reduce(X, 0, idx, S, "prod", include_self=include_self)
+        grad = dg.grad if lib is dg else torch.autograd.grad
+        gx, gs = grad((out * lib.tensor(weight)).sum(), [X, S], create_graph=True)
+        hx, hs = grad((gx * gx).sum() + (gs * gs).sum(), [X, S])
+        got.append([np.array(t.detach().numpy()) for t in (out, gx, gs, hx, hs)])
+    for mine, theirs in zip(*got):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-12)
