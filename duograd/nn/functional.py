@@ -20,8 +20,7 @@ __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
            # layers branch: losses and normalisations
            "nll_loss", "binary_cross_entropy", "binary_cross_entropy_with_logits", "l1_loss",
            "smooth_l1_loss", "huber_loss", "kl_div", "cosine_similarity", "normalize", "one_hot",
-           "embedding", "layer_norm", "batch_norm", "group_norm", "scaled_dot_product_attention",
-           "multi_head_attention_forward"]
+           "embedding", "layer_norm", "batch_norm", "group_norm", "scaled_dot_product_attention"]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -559,3 +558,9 @@ def one_hot(tensor_: Any, num_classes: int = -1) -> Tensor:
     if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
         raise RuntimeError(f"one_hot: expected class indices (int64), got dtype {arr.dtype}")
     return tensor(_derive(_one_hot, tensor_, num_classes=int(num_classes)))
+
+
+# the layers' functions live beside their modules (imported last: they import modules.py)
+from .sparse import embedding  # noqa: E402
+from .normalization import batch_norm, group_norm, layer_norm  # noqa: E402
+from .attention import scaled_dot_product_attention  # noqa: E402
