@@ -50,7 +50,7 @@ class _TargetIndexError(IndexError, ValueError):
 
 
 def _class_targets(targets: Any, shape: tuple[int, ...], c: int, ignore_index: int,
-                   fn: str) -> np.ndarray:
+                   fn: str, ishape: tuple[int, ...] = ()) -> np.ndarray:
     """``targets`` as an int64 array of ``shape`` holding class indices in [0, c) or
     ``ignore_index``, or a clear error (whole-number floats are accepted)."""
     arr = _values(targets)
@@ -58,8 +58,9 @@ def _class_targets(targets: Any, shape: tuple[int, ...], c: int, ignore_index: i
         raise ValueError(f"{fn}: targets must be integer class indices, got dtype "
                          f"{arr.dtype} with shape {arr.shape}")
     if arr.shape != shape:
-        raise ValueError(f"{fn}: targets must have shape {shape} to match the input's "
-                         f"{c} classes, got shape {arr.shape}")
+        raise ValueError(f"{fn}: targets must have shape {shape} to match an input of shape "
+                         f"{ishape} (the input is (C,), (N, C) or (N, C, d1, ...)), got shape "
+                         f"{arr.shape}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
         raise ValueError(f"{fn}: targets of shape {arr.shape} hold non-integer "
                          f"values; expected class indices in [0, {c})")
@@ -74,16 +75,17 @@ def _class_targets(targets: Any, shape: tuple[int, ...], c: int, ignore_index: i
 
 
 def _safe_flat_index(targets: Any, shape: tuple[int, ...], c: int, ignore_index: int,
-                     name: str) -> np.ndarray:
+                     name: str, ishape: tuple[int, ...] = ()) -> np.ndarray:
     """The targets flattened, with ignored positions pointing at class 0 (weighted 0)."""
-    arr = _class_targets(targets, shape, c, ignore_index, name).reshape(-1)
+    arr = _class_targets(targets, shape, c, ignore_index, name, ishape).reshape(-1)
     return np.where(arr == ignore_index, 0, arr).astype(np.intp)
 
 
 def _target_weights(targets: Any, shape: tuple[int, ...], c: int, ignore_index: int,
-                    name: str, weight: np.ndarray | None, dtype: Any) -> np.ndarray:
+                    name: str, weight: np.ndarray | None, dtype: Any,
+                    ishape: tuple[int, ...] = ()) -> np.ndarray:
     """Each flattened target's class weight (1 without ``weight``), 0 where ignored."""
-    arr = _class_targets(targets, shape, c, ignore_index, name).reshape(-1)
+    arr = _class_targets(targets, shape, c, ignore_index, name, ishape).reshape(-1)
     keep = arr != ignore_index
     w = np.ones(arr.shape, dtype) if weight is None else \
         np.asarray(weight, dtype)[np.where(keep, arr, 0)]
@@ -129,7 +131,7 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
          fn: str) -> Tensor:
     c, tshape = _class_layout(logp, fn)
     w = _weight_array(weight, c, fn)
-    kw = dict(shape=tshape, c=c, ignore_index=ignore_index, name=fn)
+    kw = dict(shape=tshape, c=c, ignore_index=ignore_index, name=fn, ishape=logp.shape)
     # recomputed from the targets by a dg.compile replay
     idx = _derive(_safe_flat_index, target, **kw)
     wt = _derive(_target_weights, target, weight=w, dtype=logp.dtype, **kw)
@@ -212,7 +214,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if ls == 0.0:
         return nll
     w = _weight_array(weight, c, fn)
-    kw = dict(shape=tshape, c=c, ignore_index=int(ignore_index), name=fn)
+    kw = dict(shape=tshape, c=c, ignore_index=int(ignore_index), name=fn, ishape=input.shape)
     keep = _derive(_target_weights, target, weight=None, dtype=input.dtype, **kw)
     flat = _classes_last(logp)
     smooth = -(flat * w.astype(input.dtype)).sum(dim=1) if w is not None else -flat.sum(dim=1)
