@@ -341,6 +341,10 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
     if data.size and not ((data >= 0) & (data <= 1)).all():
         raise RuntimeError(f"{fn}: all elements of the input (shape {input.shape}) must be "
                            "between 0 and 1")
+    tdata = target.data
+    if tdata.size and not ((tdata >= 0) & (tdata <= 1)).all():
+        raise RuntimeError(f"{fn}: all elements of the target (shape {target.shape}) must be "
+                           "between 0 and 1")
     loss = -(target * maximum(input.log(), -100.0) + (1 - target) * maximum((1 - input).log(), -100.0))
     weight = _const(weight, input)
     if weight is not None:

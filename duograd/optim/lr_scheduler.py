@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import bisect
 import math
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ..autograd import host
 
 if TYPE_CHECKING:  # the package imports this module, so no import back at module level
+    from typing import Any, Callable, Sequence  # (not at run time: torch's module names clash)
+
     from . import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
