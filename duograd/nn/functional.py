@@ -92,12 +92,24 @@ def _target_weights(targets: Any, shape: tuple[int, ...], c: int, ignore_index: 
     return np.where(keep, w, 0).astype(dtype)
 
 
-def _mean_parts(w: np.ndarray) -> np.ndarray:
-    """``[divisor, addend]`` for a weighted mean: the total weight and 0, or, when nothing
-    counts (every target ignored, or an empty batch), 1 and nan. torch's value is then
-    0/0 = nan while its gradient is 0; ``s / 1 + nan`` gives both."""
-    total = w.sum()
-    return np.array([total, 0.0] if total != 0 else [1.0, np.nan], dtype=w.dtype)
+def _mean_divisor(targets: Any, **kw: Any) -> np.ndarray:
+    """The divisor of the weighted mean over the targets (a 0-d array): their total weight,
+    or 1 when nothing counts (every target ignored, or an empty batch), where
+    ``_mean_addend`` adds nan: torch's value is then 0/0 = nan while its gradient is 0,
+    and ``s / 1 + nan`` gives both. Both are computed from the targets themselves, so that a
+    dg.compile replay recomputes them."""
+    total = _target_weights(targets, **kw).sum()
+    return np.array(total if total != 0 else 1, dtype=kw["dtype"])
+
+
+def _mean_addend(targets: Any, **kw: Any) -> np.ndarray:
+    """0, or nan when nothing counts (see ``_mean_divisor``)."""
+    total = _target_weights(targets, **kw).sum()
+    return np.array(0 if total != 0 else np.nan, dtype=kw["dtype"])
+
+
+def _weighted_mean(s: Tensor, target: Any, **kw: Any) -> Tensor:
+    return s / _derive(_mean_divisor, target, **kw) + _derive(_mean_addend, target, **kw)
 
 
 def _classes_last(x: Tensor) -> Tensor:
@@ -141,8 +153,7 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
         return loss.reshape(tshape)
     if reduction == "sum":
         return loss.sum()
-    parts = _derive(_mean_parts, wt)
-    return loss.sum() / parts[0] + parts[1]
+    return _weighted_mean(loss.sum(), target, weight=w, dtype=logp.dtype, **kw)
 
 
 def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
@@ -224,9 +235,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     elif reduction == "sum":
         smooth = smooth.sum()
     else:
-        wt = keep if w is None else _derive(_target_weights, target, weight=w, dtype=input.dtype, **kw)
-        parts = _derive(_mean_parts, wt)
-        smooth = smooth.sum() / parts[0] + parts[1]
+        smooth = _weighted_mean(smooth.sum(), target, weight=w, dtype=input.dtype, **kw)
     return nll * (1 - ls) + smooth * (ls / c)
 
 
