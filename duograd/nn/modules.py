@@ -281,7 +281,10 @@ class Module:
         return self
 
     def _cast(self, dtype: Any) -> "Module":
-        dtype = np.dtype(dtype)
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:  # a torch dtype such as torch.float32 (or any object named like one)
+            dtype = np.dtype(str(dtype).rsplit(".", 1)[-1])
         if dtype.kind != "f":
             raise TypeError(f"{type(self).__name__}.to: nn.Module.to only accepts floating "
                             f"point dtypes, but got desired dtype={dtype}")
