@@ -87,9 +87,20 @@ def _target_weights(targets: Any, shape: tuple[int, ...], c: int, ignore_index: 
     """Each flattened target's class weight (1 without ``weight``), 0 where ignored."""
     arr = _class_targets(targets, shape, c, ignore_index, name, ishape).reshape(-1)
     keep = arr != ignore_index
-    w = np.ones(arr.shape, dtype) if weight is None else \
-        np.asarray(weight, dtype)[np.where(keep, arr, 0)]
-    return np.where(keep, w, 0).astype(dtype)
+    if weight is None:
+        return keep.astype(dtype)
+    return np.where(keep, np.asarray(weight, dtype)[np.where(keep, arr, 0)], 0).astype(dtype)
+
+
+def _target_scale(targets: Any, mean: bool, **kw: Any) -> np.ndarray:
+    """Each flattened target's factor on its log-probability: ``-weight``, divided by the
+    total weight for a mean (0 where ignored; all 0 when nothing counts)."""
+    w = _target_weights(targets, **kw)
+    if mean:
+        total = w.sum()
+        if total != 0:
+            w /= total
+    return np.negative(w, out=w)
 
 
 def _mean_divisor(targets: Any, **kw: Any) -> np.ndarray:
@@ -146,14 +157,15 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     kw = dict(shape=tshape, c=c, ignore_index=ignore_index, name=fn, ishape=logp.shape)
     # recomputed from the targets by a dg.compile replay
     idx = _derive(_safe_flat_index, target, **kw)
-    wt = _derive(_target_weights, target, weight=w, dtype=logp.dtype, **kw)
+    mean = reduction == "mean"
+    scale = _derive(_target_scale, target, mean=mean, weight=w, dtype=logp.dtype, **kw)
     flat = _classes_last(logp)
-    loss = -(flat[np.arange(flat.shape[0]), idx] * wt)
+    loss = flat[np.arange(flat.shape[0]), idx] * scale
     if reduction == "none":
         return loss.reshape(tshape)
     if reduction == "sum":
         return loss.sum()
-    return _weighted_mean(loss.sum(), target, weight=w, dtype=logp.dtype, **kw)
+    return loss.sum() + _derive(_mean_addend, target, weight=w, dtype=logp.dtype, **kw)
 
 
 def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
