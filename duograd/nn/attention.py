@@ -25,85 +25,22 @@ from typing import Any
 import numpy as np
 
 from ..ops import softmax, transpose_p
-from .._tensor import Tensor, _as_tensor, _draw, tensor
+from .._tensor import Tensor, _as_tensor, tensor
+from .functional import _dropout, _float_mask, _swap_last, scaled_dot_product_attention
 from .modules import Linear, Module, _as_rng
 
 __all__ = ["scaled_dot_product_attention", "MultiheadAttention"]
 
-_RNG = np.random.default_rng()  # the dropout masks of the functional form
 
 
-def _swap_last(x: Tensor) -> Tensor:
-    """``x`` with its last two dimensions swapped (``x.mT``)."""
-    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return transpose_p(x, axes=axes)
 
 
-def _dropout_mask(rng: np.random.Generator, p: float, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    keep = rng.random(shape) >= p
-    return keep.astype(dtype) * np.dtype(dtype).type(1.0 / (1.0 - p))
 
 
-def _dropout(x: Tensor, p: float, rng: np.random.Generator) -> Tensor:
-    if p <= 0.0:
-        return x
-    if p >= 1.0:
-        return x * np.zeros(x.shape, x.dtype)
-    return x * _draw(_dropout_mask, rng, p, x.shape, x.dtype)
 
 
-def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | Tensor:
-    """A bool mask as an additive float mask (0 or -inf); a float mask as it is."""
-    if isinstance(mask, Tensor) and np.dtype(mask.dtype).kind == "f":
-        return mask
-    arr = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
-    if arr.dtype == np.bool_:
-        blocked = ~arr if allowed_when_true else arr
-        return np.where(blocked, -np.inf, 0.0).astype(dtype)
-    return arr.astype(dtype)
 
 
-def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
-                                 attn_mask: Any = None, dropout_p: float = 0.0,
-                                 is_causal: bool = False, scale: float | None = None,
-                                 enable_gqa: bool = False) -> Tensor:
-    """``softmax(query @ key^T * scale + mask) @ value`` over the last two dimensions
-    (query (..., L, E), key (..., S, E), value (..., S, Ev), leading dimensions broadcast),
-    as ``torch.nn.functional.scaled_dot_product_attention``.
-
-    ``scale`` defaults to ``1 / sqrt(E)``. ``attn_mask``: bool (True: may attend) or float
-    (added to the scores), broadcastable to (..., L, S). ``is_causal``: query i attends to
-    keys 0..i only (with no ``attn_mask``). ``dropout_p``: dropout on the attention
-    weights (always applied, as torch's function does; pass 0.0 in evaluation).
-
-    >>> import duograd as dg
-    >>> from duograd.nn import functional as F
-    >>> v = dg.tensor([[[1.0], [3.0]]])
-    >>> F.scaled_dot_product_attention(dg.zeros((1, 2, 1)), dg.zeros((1, 2, 1)), v,
-    ...                                is_causal=True).numpy().ravel()
-    array([1., 2.])
-    """
-    fn = "scaled_dot_product_attention"
-    if enable_gqa:
-        raise NotImplementedError(f"{fn}: enable_gqa is not supported")
-    q, k, v = _as_tensor(query), _as_tensor(key), _as_tensor(value)
-    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] \
-            or k.shape[-2] != v.shape[-2]:
-        raise RuntimeError(f"{fn}: expected query (..., L, E), key (..., S, E) and value "
-                           f"(..., S, Ev), got shapes {q.shape}, {k.shape}, {v.shape}")
-    L, S = q.shape[-2], k.shape[-2]
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    scores = (q @ _swap_last(k)) * scale
-    if is_causal:
-        if attn_mask is not None:
-            raise RuntimeError(f"{fn}: _scaled_dot_product_attention: Explicit attn_mask "
-                               "should not be set when is_causal=True")
-        attn_mask = np.tril(np.ones((L, S), dtype=bool))
-    if attn_mask is not None:
-        scores = scores + _float_mask(attn_mask, q.dtype, allowed_when_true=True)
-    weights = softmax(scores, axis=-1)
-    weights = _dropout(weights, float(dropout_p), _RNG)
-    return weights @ v
 
 
 class MultiheadAttention(Module):

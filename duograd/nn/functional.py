@@ -9,12 +9,13 @@ the tests check that it does.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Sequence
 
 import numpy as np
 
 from ..ops import log_softmax, maximum, softmax, softplus_p, transpose_p, where
-from .._tensor import Tensor, _as_tensor, _derive, tensor
+from .._tensor import Tensor, _as_tensor, _derive, _draw, tensor
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
            # layers branch: losses and normalisations
@@ -587,7 +588,280 @@ def one_hot(tensor_: Any, num_classes: int = -1) -> Tensor:
     return tensor(_derive(_one_hot, tensor_, num_classes=int(num_classes)))
 
 
-# the layers' functions live beside their modules (imported last: they import modules.py)
-from .sparse import embedding  # noqa: E402
-from .normalization import batch_norm, group_norm, layer_norm  # noqa: E402
-from .attention import scaled_dot_product_attention  # noqa: E402
+
+# ---------------------------------------------------------------- sparse: the functions of its layers
+
+def _lookup_indices(arr: np.ndarray, n: int) -> np.ndarray:
+    """Indices into n rows as an intp array; IndexError (as torch) when out of range."""
+    if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
+        raise RuntimeError(f"embedding: expected integer indices (int64 or int32), got "
+                           f"dtype {arr.dtype}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+        raise RuntimeError("embedding: expected integer indices, got non-integer values")
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        bad = int(arr[(arr < 0) | (arr >= n)].ravel()[0])
+        raise IndexError(f"embedding: index {bad} is out of range for a weight of {n} rows")
+    return arr.astype(np.intp)
+
+
+
+def _padding_idx(padding_idx: int | None, n: int) -> int | None:
+    if padding_idx is None:
+        return None
+    if not -n <= padding_idx < n:
+        raise AssertionError(f"embedding: padding_idx {padding_idx} must be within "
+                             f"num_embeddings {n}")
+    return padding_idx % n
+
+
+
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """The rows of ``weight`` (num_embeddings, embedding_dim) picked by the integer
+    ``input`` (any shape): the result has shape ``input.shape + (embedding_dim,)``. Rows
+    picked at ``padding_idx`` get no gradient, as torch.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> w = dg.tensor([[0.0, 0.0], [1.0, 2.0]], requires_grad=True)
+    >>> F.embedding(dg.tensor([1, 0, 1]), w, padding_idx=0).sum().backward()
+    >>> w.grad.numpy()
+    array([[0., 0.],
+           [2., 2.]])
+    """
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
+                                  "not supported")
+    weight = _as_tensor(weight)
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
+                           f"got shape {weight.shape}")
+    n = weight.shape[0]
+    idx = _derive(_lookup_indices, input if isinstance(input, Tensor) else np.asarray(input), n=n)
+    pad = _padding_idx(padding_idx, n)
+    if pad is not None and weight.requires_grad:
+        # NOTE: torch's gradient skips the padding row: look it up from a detached copy
+        rows = np.zeros((n, 1), dtype=bool)
+        rows[pad] = True
+        weight = where(rows, weight.detach(), weight)
+    return weight[idx]
+
+
+# ---------------------------------------------------------------- normalization: the functions of its layers
+
+def _normalize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
+    """``(x - mean) / sqrt(var + eps)`` over ``dims`` (biased variance), with the mean and
+    the biased variance (kept dimensions)."""
+    mean = x.mean(dim=dims, keepdim=True)
+    d = x - mean
+    var = (d * d).mean(dim=dims, keepdim=True)
+    return d / (var + eps).sqrt(), mean, var
+
+
+
+def _opt(x: Any) -> Any:
+    return None if x is None else _as_tensor(x)
+
+
+
+def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Any = None,
+               bias: Any = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last ``len(normalized_shape)`` dimensions (which must equal
+    ``normalized_shape``), then scale by ``weight`` and shift by ``bias`` if given.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> F.layer_norm(dg.tensor([[1.0, 3.0]]), (2,)).numpy().round(4)
+    array([[-1.,  1.]])
+    """
+    input = _as_tensor(input)
+    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
+        else tuple(int(n) for n in normalized_shape)
+    k = len(shape)
+    if k == 0 or input.ndim < k or input.shape[input.ndim - k:] != shape:
+        raise RuntimeError(f"layer_norm: normalized_shape {list(shape)} does not match the "
+                           f"trailing dimensions of an input of shape {input.shape}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"layer_norm: {name} of shape {tuple(t.shape)} must have "
+                               f"normalized_shape {shape}")
+    out, _, _ = _normalize(input, tuple(range(input.ndim - k, input.ndim)), float(eps))
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+
+def _channel_shape(x: Tensor) -> tuple[int, ...]:
+    """(1, C, 1, ...) for broadcasting a per-channel vector against (N, C, ...)."""
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Any = None, bias: Any = None, training: bool = False,
+               momentum: float | None = 0.1, eps: float = 1e-5) -> Tensor:
+    """Batch normalisation of (N, C, ...) over every dimension but C, as
+    ``torch.nn.functional.batch_norm``: with ``training`` (or without running statistics)
+    the batch's mean and biased variance are used, and the running statistics, when
+    given, are moved in place towards the batch's mean and *unbiased* variance by
+    ``momentum``; otherwise the running statistics normalise.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> rm, rv = dg.zeros(1), dg.ones(1)
+    >>> F.batch_norm(dg.tensor([[1.0], [3.0]]), rm, rv, training=True).numpy().round(4)
+    array([[-1.],
+           [ 1.]])
+    >>> rm.numpy(), rv.numpy()         # 0.9 * old + 0.1 * (mean 2, unbiased var 2)
+    (array([0.2]), array([1.1]))
+    """
+    input = _as_tensor(input)
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected an input (N, C, ...), got shape {input.shape}")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != (c,):
+            raise RuntimeError(f"batch_norm: {name} of shape {tuple(t.shape)} must have one "
+                               f"value per channel, ({c},), for an input of shape {input.shape}")
+    dims = (0,) + tuple(range(2, input.ndim))
+    cshape = _channel_shape(input)
+    if training or running_mean is None or running_var is None:
+        n = input.size // c if c else 0
+        if training and n <= 1:
+            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
+                             f"training, got input of shape {input.shape}")
+        out, mean, var = _normalize(input, dims, float(eps))
+        if training and running_mean is not None and running_var is not None:
+            m = 0.1 if momentum is None else float(momentum)
+            unbiased = var.data.reshape(c) * (n / (n - 1))
+            for buf, new in ((running_mean, mean.data.reshape(c)), (running_var, unbiased)):
+                arr = buf.data
+                arr *= (1 - m)
+                arr += m * new.astype(arr.dtype)
+    else:
+        rm = running_mean.data.astype(input.dtype).reshape(cshape)
+        rv = running_var.data.astype(input.dtype).reshape(cshape)
+        out = (input - rm) / np.sqrt(rv + input.dtype.type(eps))
+    if weight is not None:
+        out = out * _as_tensor(weight).reshape(cshape)
+    if bias is not None:
+        out = out + _as_tensor(bias).reshape(cshape)
+    return out
+
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Any = None, bias: Any = None,
+               eps: float = 1e-5) -> Tensor:
+    """Normalise each sample's channels in ``num_groups`` groups (over the group's channels
+    and every spatial position), then scale and shift per channel.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> F.group_norm(dg.tensor([[[1.0], [3.0]]]), 1).numpy().round(4).ravel()
+    array([-1.,  1.])
+    """
+    input = _as_tensor(input)
+    if input.ndim < 2:
+        raise RuntimeError(f"group_norm: expected an input (N, C, ...), got shape {input.shape}")
+    n, c = input.shape[:2]
+    if num_groups < 1 or c % num_groups:
+        raise RuntimeError(f"group_norm: num_channels {c} must be divisible by num_groups "
+                           f"{num_groups}")
+    grouped = input.reshape(n, num_groups, -1)
+    out, _, _ = _normalize(grouped, (2,), float(eps))
+    out = out.reshape(input.shape)
+    cshape = _channel_shape(input)
+    if weight is not None:
+        out = out * _as_tensor(weight).reshape(cshape)
+    if bias is not None:
+        out = out + _as_tensor(bias).reshape(cshape)
+    return out
+
+
+# ---------------------------------------------------------------- attention: the functions of its layers
+
+_RNG = np.random.default_rng()  # the dropout masks of the functional form
+
+
+
+def _swap_last(x: Tensor) -> Tensor:
+    """``x`` with its last two dimensions swapped (``x.mT``)."""
+    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
+    return transpose_p(x, axes=axes)
+
+
+
+def _dropout_mask(rng: np.random.Generator, p: float, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    keep = rng.random(shape) >= p
+    return keep.astype(dtype) * np.dtype(dtype).type(1.0 / (1.0 - p))
+
+
+
+def _dropout(x: Tensor, p: float, rng: np.random.Generator) -> Tensor:
+    if p <= 0.0:
+        return x
+    if p >= 1.0:
+        return x * np.zeros(x.shape, x.dtype)
+    return x * _draw(_dropout_mask, rng, p, x.shape, x.dtype)
+
+
+
+def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | Tensor:
+    """A bool mask as an additive float mask (0 or -inf); a float mask as it is."""
+    if isinstance(mask, Tensor) and np.dtype(mask.dtype).kind == "f":
+        return mask
+    arr = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    if arr.dtype == np.bool_:
+        blocked = ~arr if allowed_when_true else arr
+        return np.where(blocked, -np.inf, 0.0).astype(dtype)
+    return arr.astype(dtype)
+
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(query @ key^T * scale + mask) @ value`` over the last two dimensions
+    (query (..., L, E), key (..., S, E), value (..., S, Ev), leading dimensions broadcast),
+    as ``torch.nn.functional.scaled_dot_product_attention``.
+
+    ``scale`` defaults to ``1 / sqrt(E)``. ``attn_mask``: bool (True: may attend) or float
+    (added to the scores), broadcastable to (..., L, S). ``is_causal``: query i attends to
+    keys 0..i only (with no ``attn_mask``). ``dropout_p``: dropout on the attention
+    weights (always applied, as torch's function does; pass 0.0 in evaluation).
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> v = dg.tensor([[[1.0], [3.0]]])
+    >>> F.scaled_dot_product_attention(dg.zeros((1, 2, 1)), dg.zeros((1, 2, 1)), v,
+    ...                                is_causal=True).numpy().ravel()
+    array([1., 2.])
+    """
+    fn = "scaled_dot_product_attention"
+    if enable_gqa:
+        raise NotImplementedError(f"{fn}: enable_gqa is not supported")
+    q, k, v = _as_tensor(query), _as_tensor(key), _as_tensor(value)
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] \
+            or k.shape[-2] != v.shape[-2]:
+        raise RuntimeError(f"{fn}: expected query (..., L, E), key (..., S, E) and value "
+                           f"(..., S, Ev), got shapes {q.shape}, {k.shape}, {v.shape}")
+    L, S = q.shape[-2], k.shape[-2]
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scores = (q @ _swap_last(k)) * scale
+    if is_causal:
+        if attn_mask is not None:
+            raise RuntimeError(f"{fn}: _scaled_dot_product_attention: Explicit attn_mask "
+                               "should not be set when is_causal=True")
+        attn_mask = np.tril(np.ones((L, S), dtype=bool))
+    if attn_mask is not None:
+        scores = scores + _float_mask(attn_mask, q.dtype, allowed_when_true=True)
+    weights = softmax(scores, axis=-1)
+    weights = _dropout(weights, float(dropout_p), _RNG)
+    return weights @ v
+

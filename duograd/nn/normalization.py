@@ -21,138 +21,23 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._tensor import Tensor, _as_tensor, tensor
+from .functional import batch_norm, group_norm, layer_norm
 from .modules import Module
 
 __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "layer_norm", "batch_norm",
            "group_norm"]
 
 
-def _normalize(x: Tensor, dims: tuple[int, ...], eps: float) -> tuple[Tensor, Tensor, Tensor]:
-    """``(x - mean) / sqrt(var + eps)`` over ``dims`` (biased variance), with the mean and
-    the biased variance (kept dimensions)."""
-    mean = x.mean(dim=dims, keepdim=True)
-    d = x - mean
-    var = (d * d).mean(dim=dims, keepdim=True)
-    return d / (var + eps).sqrt(), mean, var
 
 
-def _opt(x: Any) -> Any:
-    return None if x is None else _as_tensor(x)
 
 
-def layer_norm(input: Tensor, normalized_shape: Sequence[int] | int, weight: Any = None,
-               bias: Any = None, eps: float = 1e-5) -> Tensor:
-    """Normalise over the last ``len(normalized_shape)`` dimensions (which must equal
-    ``normalized_shape``), then scale by ``weight`` and shift by ``bias`` if given.
-
-    >>> import duograd as dg
-    >>> from duograd.nn import functional as F
-    >>> F.layer_norm(dg.tensor([[1.0, 3.0]]), (2,)).numpy().round(4)
-    array([[-1.,  1.]])
-    """
-    input = _as_tensor(input)
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
-        else tuple(int(n) for n in normalized_shape)
-    k = len(shape)
-    if k == 0 or input.ndim < k or input.shape[input.ndim - k:] != shape:
-        raise RuntimeError(f"layer_norm: normalized_shape {list(shape)} does not match the "
-                           f"trailing dimensions of an input of shape {input.shape}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != shape:
-            raise RuntimeError(f"layer_norm: {name} of shape {tuple(t.shape)} must have "
-                               f"normalized_shape {shape}")
-    out, _, _ = _normalize(input, tuple(range(input.ndim - k, input.ndim)), float(eps))
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return out
 
 
-def _channel_shape(x: Tensor) -> tuple[int, ...]:
-    """(1, C, 1, ...) for broadcasting a per-channel vector against (N, C, ...)."""
-    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
-def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
-               weight: Any = None, bias: Any = None, training: bool = False,
-               momentum: float | None = 0.1, eps: float = 1e-5) -> Tensor:
-    """Batch normalisation of (N, C, ...) over every dimension but C, as
-    ``torch.nn.functional.batch_norm``: with ``training`` (or without running statistics)
-    the batch's mean and biased variance are used, and the running statistics, when
-    given, are moved in place towards the batch's mean and *unbiased* variance by
-    ``momentum``; otherwise the running statistics normalise.
-
-    >>> import duograd as dg
-    >>> from duograd.nn import functional as F
-    >>> rm, rv = dg.zeros(1), dg.ones(1)
-    >>> F.batch_norm(dg.tensor([[1.0], [3.0]]), rm, rv, training=True).numpy().round(4)
-    array([[-1.],
-           [ 1.]])
-    >>> rm.numpy(), rv.numpy()         # 0.9 * old + 0.1 * (mean 2, unbiased var 2)
-    (array([0.2]), array([1.1]))
-    """
-    input = _as_tensor(input)
-    if input.ndim < 2:
-        raise ValueError(f"batch_norm: expected an input (N, C, ...), got shape {input.shape}")
-    c = input.shape[1]
-    for name, t in (("running_mean", running_mean), ("running_var", running_var),
-                    ("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != (c,):
-            raise RuntimeError(f"batch_norm: {name} of shape {tuple(t.shape)} must have one "
-                               f"value per channel, ({c},), for an input of shape {input.shape}")
-    dims = (0,) + tuple(range(2, input.ndim))
-    cshape = _channel_shape(input)
-    if training or running_mean is None or running_var is None:
-        n = input.size // c if c else 0
-        if training and n <= 1:
-            raise ValueError(f"batch_norm: expected more than 1 value per channel when "
-                             f"training, got input of shape {input.shape}")
-        out, mean, var = _normalize(input, dims, float(eps))
-        if training and running_mean is not None and running_var is not None:
-            m = 0.1 if momentum is None else float(momentum)
-            unbiased = var.data.reshape(c) * (n / (n - 1))
-            for buf, new in ((running_mean, mean.data.reshape(c)), (running_var, unbiased)):
-                arr = buf.data
-                arr *= (1 - m)
-                arr += m * new.astype(arr.dtype)
-    else:
-        rm = running_mean.data.astype(input.dtype).reshape(cshape)
-        rv = running_var.data.astype(input.dtype).reshape(cshape)
-        out = (input - rm) / np.sqrt(rv + input.dtype.type(eps))
-    if weight is not None:
-        out = out * _as_tensor(weight).reshape(cshape)
-    if bias is not None:
-        out = out + _as_tensor(bias).reshape(cshape)
-    return out
 
 
-def group_norm(input: Tensor, num_groups: int, weight: Any = None, bias: Any = None,
-               eps: float = 1e-5) -> Tensor:
-    """Normalise each sample's channels in ``num_groups`` groups (over the group's channels
-    and every spatial position), then scale and shift per channel.
-
-    >>> import duograd as dg
-    >>> from duograd.nn import functional as F
-    >>> F.group_norm(dg.tensor([[[1.0], [3.0]]]), 1).numpy().round(4).ravel()
-    array([-1.,  1.])
-    """
-    input = _as_tensor(input)
-    if input.ndim < 2:
-        raise RuntimeError(f"group_norm: expected an input (N, C, ...), got shape {input.shape}")
-    n, c = input.shape[:2]
-    if num_groups < 1 or c % num_groups:
-        raise RuntimeError(f"group_norm: num_channels {c} must be divisible by num_groups "
-                           f"{num_groups}")
-    grouped = input.reshape(n, num_groups, -1)
-    out, _, _ = _normalize(grouped, (2,), float(eps))
-    out = out.reshape(input.shape)
-    cshape = _channel_shape(input)
-    if weight is not None:
-        out = out * _as_tensor(weight).reshape(cshape)
-    if bias is not None:
-        out = out + _as_tensor(bias).reshape(cshape)
-    return out
 
 
 def _affine(shape: tuple[int, ...], weight: bool, bias: bool) -> tuple[Any, Any]:

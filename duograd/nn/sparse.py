@@ -18,66 +18,17 @@ from typing import Any
 
 import numpy as np
 
-from ..ops import where
-from .._tensor import Tensor, _as_tensor, _derive, tensor
+from .._tensor import Tensor, tensor
+from .functional import _padding_idx, embedding
 from .modules import Module, _as_rng
 
 __all__ = ["Embedding", "embedding"]
 
 
-def _lookup_indices(arr: np.ndarray, n: int) -> np.ndarray:
-    """Indices into n rows as an intp array; IndexError (as torch) when out of range."""
-    if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
-        raise RuntimeError(f"embedding: expected integer indices (int64 or int32), got "
-                           f"dtype {arr.dtype}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
-        raise RuntimeError("embedding: expected integer indices, got non-integer values")
-    if arr.size and (arr.min() < 0 or arr.max() >= n):
-        bad = int(arr[(arr < 0) | (arr >= n)].ravel()[0])
-        raise IndexError(f"embedding: index {bad} is out of range for a weight of {n} rows")
-    return arr.astype(np.intp)
 
 
-def _padding_idx(padding_idx: int | None, n: int) -> int | None:
-    if padding_idx is None:
-        return None
-    if not -n <= padding_idx < n:
-        raise AssertionError(f"embedding: padding_idx {padding_idx} must be within "
-                             f"num_embeddings {n}")
-    return padding_idx % n
 
 
-def embedding(input: Any, weight: Tensor, padding_idx: int | None = None,
-              max_norm: float | None = None, norm_type: float = 2.0,
-              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """The rows of ``weight`` (num_embeddings, embedding_dim) picked by the integer
-    ``input`` (any shape): the result has shape ``input.shape + (embedding_dim,)``. Rows
-    picked at ``padding_idx`` get no gradient, as torch.
-
-    >>> import duograd as dg
-    >>> from duograd.nn import functional as F
-    >>> w = dg.tensor([[0.0, 0.0], [1.0, 2.0]], requires_grad=True)
-    >>> F.embedding(dg.tensor([1, 0, 1]), w, padding_idx=0).sum().backward()
-    >>> w.grad.numpy()
-    array([[0., 0.],
-           [2., 2.]])
-    """
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: max_norm, scale_grad_by_freq and sparse are "
-                                  "not supported")
-    weight = _as_tensor(weight)
-    if weight.ndim != 2:
-        raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
-                           f"got shape {weight.shape}")
-    n = weight.shape[0]
-    idx = _derive(_lookup_indices, input if isinstance(input, Tensor) else np.asarray(input), n=n)
-    pad = _padding_idx(padding_idx, n)
-    if pad is not None and weight.requires_grad:
-        # NOTE: torch's gradient skips the padding row: look it up from a detached copy
-        rows = np.zeros((n, 1), dtype=bool)
-        rows[pad] = True
-        weight = where(rows, weight.detach(), weight)
-    return weight[idx]
 
 
 class Embedding(Module):
