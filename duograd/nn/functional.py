@@ -85,8 +85,9 @@ def _safe_flat_index(targets: Any, shape: tuple[int, ...], c: int, ignore_index:
 def _target_weights(targets: Any, shape: tuple[int, ...], c: int, ignore_index: int,
                     name: str, weight: np.ndarray | None, dtype: Any,
                     ishape: tuple[int, ...] = ()) -> np.ndarray:
-    """Each flattened target's class weight (1 without ``weight``), 0 where ignored."""
-    arr = _class_targets(targets, shape, c, ignore_index, name, ishape).reshape(-1)
+    """Each flattened target's class weight (1 without ``weight``), 0 where ignored. (The
+    targets are checked by ``_safe_flat_index``, which every caller derives first.)"""
+    arr = _values(targets).reshape(-1).astype(np.int64, copy=False)
     keep = arr != ignore_index
     if weight is None:
         return keep.astype(dtype)
@@ -116,6 +117,9 @@ def _mean_divisor(targets: Any, **kw: Any) -> np.ndarray:
 
 def _mean_addend(targets: Any, **kw: Any) -> np.ndarray:
     """0, or nan when nothing counts (see ``_mean_divisor``)."""
+    if kw.get("weight") is None:  # (the common case: one comparison, no weights array)
+        counted = np.any(_values(targets) != kw["ignore_index"])
+        return np.array(0 if counted else np.nan, dtype=kw["dtype"])
     total = _target_weights(targets, **kw).sum()
     return np.array(0 if total != 0 else np.nan, dtype=kw["dtype"])
 
@@ -126,6 +130,8 @@ def _weighted_mean(s: Tensor, target: Any, **kw: Any) -> Tensor:
 
 def _classes_last(x: Tensor) -> Tensor:
     """(N, C, d1, ...) as (N * d1 * ..., C); (N, C) and (C,) as (rows, C)."""
+    if x.ndim == 2:
+        return x
     if x.ndim >= 3:
         x = transpose_p(x, axes=(0,) + tuple(range(2, x.ndim)) + (1,))
     return x.reshape(-1, x.shape[-1])
