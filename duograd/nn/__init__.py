@@ -18,8 +18,19 @@ from . import functional
 from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, ReLU, Sequential,
                       Sigmoid, Tanh)
 from .modules import AvgPool2d, Conv2d, Flatten, MaxPool2d
+from .modules import (BCELoss, BCEWithLogitsLoss, CosineSimilarity, HuberLoss, KLDivLoss,  # layers
+                      L1Loss, NLLLoss, SmoothL1Loss)
+from .containers import Identity, ModuleDict, ModuleList, Parameter
+from .sparse import Embedding
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .attention import MultiheadAttention
 from . import utils  # noqa: E402  (it refers to the modules above)
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
-           "functional", "utils"]
+           "functional", "utils",
+           # layers branch
+           "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "KLDivLoss", "CosineSimilarity", "Identity", "Parameter", "ModuleList", "ModuleDict",
+           "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm",
+           "MultiheadAttention"]

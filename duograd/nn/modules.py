@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import zipfile
 from collections import OrderedDict
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
@@ -25,7 +25,9 @@ from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import
 from . import functional as F
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
-           "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten"]
+           "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
+           "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+           "KLDivLoss", "CosineSimilarity"]
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -42,9 +44,37 @@ def _as_rng(rng: Any = None) -> np.random.Generator:
     raise TypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
 
 
+class _StateDictError(RuntimeError, ValueError):
+    """A state dict that does not fit the model: torch raises RuntimeError (duograd
+    raised ValueError before, so both catch it)."""
+
+
+class _IncompatibleKeys(NamedTuple):
+    """``load_state_dict``'s result, as torch's: the model's keys the state dict lacked,
+    and the state dict's keys the model lacks."""
+
+    missing_keys: list
+    unexpected_keys: list
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
+
+
+def _read_array(value: Any) -> np.ndarray:
+    """A duograd Tensor, a torch tensor or an array-like, as a NumPy array."""
+    if isinstance(value, Tensor):
+        return value.data
+    if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
+        return value.detach().cpu().numpy()  # a torch.Tensor, read without importing torch
+    return np.asarray(value)
+
+
 def _shape_of(value: Any) -> Any:
     try:
-        return np.shape(value.data if isinstance(value, Tensor) else value)
+        return np.shape(_read_array(value))
     except ValueError:
         return "unknown"
 
@@ -81,18 +111,22 @@ class Module:
         """The (name, value) pairs the parameter walk visits, in assignment order."""
         return ((k, v) for k, v in vars(self).items() if not k.startswith("_"))
 
-    def _walk(self, prefix: str) -> Iterator[tuple[str, Tensor]]:
+    def _walk(self, prefix: str, buffers: Any = False) -> Iterator[tuple[str, Tensor]]:
+        """Parameters (``buffers`` False), registered buffers (True), or both in assignment
+        order with only persistent buffers (``"state"``), under dotted names."""
+        own = self.__dict__.get("_buffer_names", {})
         for name, value in self._members():
             if isinstance(value, Tensor):
-                yield prefix + name, value
+                if buffers == "state" and own.get(name, True) or (name in own) == buffers:
+                    yield prefix + name, value
             elif isinstance(value, Module):
-                yield from value._walk(f"{prefix}{name}.")
+                yield from value._walk(f"{prefix}{name}.", buffers)
             elif isinstance(value, (list, tuple)):
                 for i, item in enumerate(value):
-                    if isinstance(item, Tensor):
+                    if isinstance(item, Tensor) and not buffers:
                         yield f"{prefix}{name}.{i}", item
                     elif isinstance(item, Module):
-                        yield from item._walk(f"{prefix}{name}.{i}.")
+                        yield from item._walk(f"{prefix}{name}.{i}.", buffers)
 
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
         """``(dotted name, module)`` for this module (named ``prefix``, "" by default) and
@@ -168,8 +202,149 @@ class Module:
         """
         return [p for _, p in self.named_parameters()]
 
-    def zero_grad(self) -> None:
-        """Set every parameter's ``.grad`` to None (the next backward starts afresh).
+    # ------------------------------------------------------------ buffers, casts (layers branch)
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Keep ``tensor`` as the attribute ``name``, a buffer: in ``state_dict`` (when
+        ``persistent``) and cast by ``to``, never a parameter (an optimizer ignores it).
+
+        >>> import duograd as dg
+        >>> from duograd import nn
+        >>> m = nn.Module()
+        >>> m.register_buffer("count", dg.zeros(1))
+        >>> list(m.state_dict()), list(m.parameters())
+        (['count'], [])
+        """
+        if not isinstance(name, str) or not name or "." in name or name.startswith("_"):
+            raise KeyError(f"register_buffer: invalid buffer name {name!r}")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: cannot assign a {type(tensor).__name__} as the "
+                            f"buffer '{name}' (a Tensor or None is required)")
+        self.__dict__.setdefault("_buffer_names", {})[name] = bool(persistent)
+        setattr(self, name, tensor)
+
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """``(dotted name, buffer)`` for every registered buffer (None ones skipped).
+
+        >>> from duograd import nn
+        >>> [n for n, _ in nn.BatchNorm1d(3).named_buffers()]
+        ['running_mean', 'running_var', 'num_batches_tracked']
+        """
+        dot = prefix + "." if prefix else ""
+        return ((dot + n, b) for n, b in self._walk("", buffers=True))
+
+    def buffers(self) -> Iterator[Tensor]:
+        """Every buffer, in the order of ``named_buffers``.
+
+        >>> from duograd import nn
+        >>> [b.shape for b in nn.BatchNorm1d(3).buffers()][:2]
+        [(3,), (3,)]
+        """
+        return (b for _, b in self.named_buffers())
+
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """``(name, module)`` for each direct submodule.
+
+        >>> from duograd import nn
+        >>> [n for n, _ in nn.Sequential(nn.ReLU(), nn.Tanh()).named_children()]
+        ['0', '1']
+        """
+        for name, value in self._members():
+            if isinstance(value, Module):
+                yield name, value
+            elif isinstance(value, (list, tuple)):
+                for i, item in enumerate(value):
+                    if isinstance(item, Module):
+                        yield f"{name}.{i}", item
+
+    def children(self) -> Iterator["Module"]:
+        """Each direct submodule.
+
+        >>> from duograd import nn
+        >>> len(list(nn.Sequential(nn.ReLU(), nn.Tanh()).children()))
+        2
+        """
+        return (m for _, m in self.named_children())
+
+    def apply(self, fn: Any) -> "Module":
+        """Call ``fn(module)`` on every submodule, children first, then on this module (as
+        torch); returns the module.
+
+        >>> from duograd import nn
+        >>> seen = []
+        >>> _ = nn.Sequential(nn.ReLU(), nn.Tanh()).apply(lambda m: seen.append(type(m).__name__))
+        >>> seen
+        ['ReLU', 'Tanh', 'Sequential']
+        """
+        for _, m in self.named_children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    def _cast(self, dtype: Any) -> "Module":
+        try:
+            dtype = np.dtype(dtype)
+        except TypeError:  # a torch dtype such as torch.float32 (or any object named like one)
+            dtype = np.dtype(str(dtype).rsplit(".", 1)[-1])
+        if dtype.kind != "f":
+            raise TypeError(f"{type(self).__name__}.to: nn.Module.to only accepts floating "
+                            f"point dtypes, but got desired dtype={dtype}")
+        for _, t in list(self.named_parameters()) + list(self.named_buffers()):
+            if np.dtype(t.dtype).kind == "f":
+                t.data = t.data.astype(dtype)  # the same Tensor objects, as torch keeps Parameters
+        return self
+
+    def to(self, *args: Any, dtype: Any = None, **kwargs: Any) -> "Module":
+        """Cast every floating parameter and buffer to ``dtype`` in place (the Tensor
+        objects stay the same, so an optimizer built before still holds them); a device
+        argument "cpu" is accepted. Returns the module.
+
+        >>> import numpy as np
+        >>> from duograd import nn
+        >>> nn.LayerNorm(3).to(np.float32).weight.dtype
+        dtype('float32')
+        """
+        for a in args:
+            if isinstance(a, str) or type(a).__name__ == "device":
+                if str(a) != "cpu":
+                    raise RuntimeError(f"{type(self).__name__}.to: only the cpu device exists, got {a!r}")
+            else:
+                dtype = a
+        if kwargs.get("device") not in (None, "cpu"):
+            raise RuntimeError(f"{type(self).__name__}.to: only the cpu device exists")
+        return self if dtype is None else self._cast(dtype)
+
+    def float(self) -> "Module":
+        """``to(float32)``.
+
+        >>> from duograd import nn
+        >>> nn.LayerNorm(3).float().weight.dtype
+        dtype('float32')
+        """
+        return self._cast(np.float32)
+
+    def double(self) -> "Module":
+        """``to(float64)``.
+
+        >>> from duograd import nn
+        >>> nn.LayerNorm(3).float().double().weight.dtype
+        dtype('float64')
+        """
+        return self._cast(np.float64)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        """Set ``requires_grad`` on every parameter (freeze with False); returns the module.
+
+        >>> from duograd import nn
+        >>> [p.requires_grad for p in nn.LayerNorm(2).requires_grad_(False).parameters()]
+        [False, False]
+        """
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set every parameter's ``.grad`` to None (the next backward starts afresh), or
+        with ``set_to_none=False`` to zeros.
 
         >>> import duograd as dg
         >>> from duograd import nn
@@ -180,48 +355,69 @@ class Module:
         True
         """
         for p in self.parameters():
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = Tensor(np.zeros_like(p.grad.data))
 
     # ------------------------------------------------------------ state
     def state_dict(self) -> "OrderedDict[str, np.ndarray]":
-        """An ordered dict from dotted names to copies of the parameters' arrays.
+        """An ordered dict from dotted names to copies of the arrays of the parameters and
+        the persistent buffers (such as batch norm's running statistics), in assignment
+        order, as torch orders them for its layers.
 
         >>> from duograd import nn
-        >>> {k: v.shape for k, v in nn.Linear(2, 3, rng=0).state_dict().items()}
-        {'weight': (2, 3), 'bias': (3,)}
+        >>> list(nn.LayerNorm(3).state_dict())
+        ['weight', 'bias']
         """
-        return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
+        seen: set[int] = set()
+        out: OrderedDict[str, np.ndarray] = OrderedDict()
+        for name, t in self._walk("", "state"):
+            if id(t) not in seen:
+                seen.add(id(t))
+                out[name] = t.data.copy()
+        return out
 
-    def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
-        """Copy arrays from ``state_dict`` into the parameters of the same names.
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> "_IncompatibleKeys":
+        """Copy arrays (or Tensors, or torch tensors) from ``state_dict`` into the
+        parameters and buffers of the same names, as ``torch.nn.Module.load_state_dict``;
+        returns torch's ``(missing_keys, unexpected_keys)`` named tuple.
 
-        The arrays must be in duograd's own layout, as ``state_dict()`` writes them: a
-        ``Linear`` weight is (in, out). A PyTorch ``state_dict()`` keeps ``Linear`` weights
-        as (out, in); load it with ``nn.utils.load_torch_state_dict``, which transposes
-        them (a square weight would otherwise load transposed without an error).
+        With ``strict`` (the default) every key must match and every parameter get a
+        value; a mismatch raises a ``RuntimeError`` (also a ``ValueError``) listing each
+        missing key, unexpected key and shape mismatch, and nothing is loaded. With
+        ``strict=False`` the keys that match are loaded and the others reported. A shape
+        mismatch always raises. Values are cast to each parameter's dtype.
 
-        Every key must match a parameter and every parameter must get a value of its
-        own shape; values are cast to the parameter's dtype. Everything is checked
-        before anything is assigned, so on a ValueError (which lists each missing key,
-        unexpected key and shape mismatch) the model is exactly as it was.
+        The layout is the model's own, as ``state_dict()`` writes it; layers of the
+        layers branch (norms, Embedding, MultiheadAttention's in_proj) share torch's, so a
+        torch model's ``state_dict()`` loads as it is.
 
         >>> from duograd import nn
-        >>> a, b = nn.Linear(2, 3, rng=0), nn.Linear(2, 3, rng=1)
+        >>> a, b = nn.LayerNorm(3), nn.LayerNorm(3)
+        >>> a.weight.data[:] = 2.0
         >>> b.load_state_dict(a.state_dict())
-        >>> bool((a.weight.data == b.weight.data).all())
-        True
+        <All keys matched successfully>
+        >>> b.load_state_dict({"weight": a.weight}, strict=False).missing_keys
+        ['bias']
         """
-        params = OrderedDict(self.named_parameters())
+        slots: OrderedDict[str, Tensor] = OrderedDict()
+        for name, t in self._walk("", "state"):
+            slots.setdefault(name, t)
         problems: list[str] = []
         staged: list[tuple[Tensor, np.ndarray]] = []
-        for name, p in params.items():
+        missing = [name for name in slots if name not in state_dict]
+        unexpected = [name for name in state_dict if name not in slots]
+        for name, p in slots.items():
             if name not in state_dict:
-                problems.append(f"missing key '{name}' (parameter of shape {p.shape})")
+                if strict:
+                    problems.append(f"missing key '{name}' (of shape {p.shape})")
                 continue
             value = state_dict[name]
             try:
-                arr = np.array(value.data if isinstance(value, Tensor) else value, dtype=p.dtype)
-            except (TypeError, ValueError) as e:
+                arr = np.array(_read_array(value), dtype=p.dtype)
+            except (TypeError, ValueError, RuntimeError) as e:
                 problems.append(f"'{name}': cannot read the value as an array ({e})")
                 continue
             if arr.shape != p.shape:
@@ -229,15 +425,16 @@ class Module:
                                 f"{p.shape}, the value has shape {arr.shape}")
                 continue
             staged.append((p, arr))
-        for name in state_dict:
-            if name not in params:
+        if strict:
+            for name in unexpected:
                 problems.append(f"unexpected key '{name}' (value of shape "
                                 f"{_shape_of(state_dict[name])})")
         if problems:
-            raise ValueError(f"{type(self).__name__}.load_state_dict: " + "; ".join(problems)
-                             + " (nothing was loaded)")
+            raise _StateDictError(f"{type(self).__name__}.load_state_dict: " + "; ".join(problems)
+                                  + " (nothing was loaded)")
         for p, arr in staged:
             p.data = arr
+        return _IncompatibleKeys(missing, unexpected)
 
     def save(self, path: str | os.PathLike) -> str:
         """Write ``state_dict()`` to a ``.npz`` file; returns the path written (NumPy adds
@@ -273,7 +470,7 @@ class Module:
         """
         with np.load(os.fspath(path), allow_pickle=False) as f:
             state = OrderedDict((k, f[k]) for k in f.files)
-        self.load_state_dict(state)
+        self.load_state_dict(state)  # (its result is dropped: strict, so every key matched)
 
     def __repr__(self) -> str:
         children = [(k, v) for k, v in self._members() if isinstance(v, Module)]
@@ -427,8 +624,9 @@ class MSELoss(Module):
 
 
 class CrossEntropyLoss(Module):
-    """``functional.cross_entropy`` as a module: ``loss = nn.CrossEntropyLoss()(logits,
-    targets)`` with logits (N, C) and integer class targets (N,).
+    """``functional.cross_entropy`` as a module, with torch's options (``weight``,
+    ``ignore_index``, ``reduction``, ``label_smoothing``): ``loss = nn.CrossEntropyLoss()(
+    logits, targets)`` with logits (N, C) or (N, C, d1, ...).
 
     >>> import duograd as dg
     >>> from duograd import nn
@@ -436,15 +634,174 @@ class CrossEntropyLoss(Module):
     1.126928
     """
 
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100,
+                 reduce: Any = None, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        if isinstance(weight, str):  # the old positional form CrossEntropyLoss("sum")
+            weight, reduction = None, weight
+        F._check_legacy(size_average, reduce, "CrossEntropyLoss")
         F._check_reduction(reduction, "CrossEntropyLoss")
-        self.reduction = reduction
+        self.weight, self.ignore_index = _buffer_weight(weight), int(ignore_index)
+        self.reduction, self.label_smoothing = reduction, float(label_smoothing)
 
     def forward(self, logits: Any, targets: Any) -> Tensor:
-        return F.cross_entropy(logits, targets, reduction=self.reduction)
+        return F.cross_entropy(logits, targets, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
 
     def _extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"
+
+
+def _buffer_weight(weight: Any) -> Any:
+    """A loss's class weight, kept as an array (not a parameter the walk would find)."""
+    if weight is None:
+        return None
+    return np.array(weight.data if isinstance(weight, Tensor) else weight)
+
+
+class _Loss(Module):
+    """A loss module: ``forward(input, target)`` calls ``_fn`` with the stored options."""
+
+    _fn: Any = None
+    _options: tuple[str, ...] = ()
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 **options: Any) -> None:
+        F._check_legacy(size_average, reduce, type(self).__name__)
+        if reduction != "batchmean":
+            F._check_reduction(reduction, type(self).__name__)
+        self.reduction = reduction
+        for k, v in options.items():
+            setattr(self, k, _buffer_weight(v) if k in ("weight", "pos_weight") else v)
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        kw = {k: getattr(self, k) for k in self._options}
+        return type(self)._fn(input, target, reduction=self.reduction, **kw)
+
+    def _extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class NLLLoss(_Loss):
+    """``functional.nll_loss`` as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.NLLLoss()(dg.tensor([[-0.5, -1.0]]), [1]).item()
+    1.0
+    """
+
+    _fn, _options = F.nll_loss, ("weight", "ignore_index")
+
+    def __init__(self, weight: Any = None, size_average: Any = None, ignore_index: int = -100,
+                 reduce: Any = None, reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction, weight=weight, ignore_index=int(ignore_index))
+
+
+class BCELoss(_Loss):
+    """``functional.binary_cross_entropy`` as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> round(nn.BCELoss()(dg.tensor([0.5]), [1.0]).item(), 6)
+    0.693147
+    """
+
+    _fn, _options = F.binary_cross_entropy, ("weight",)
+
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:
+        super().__init__(size_average, reduce, reduction, weight=weight)
+
+
+class BCEWithLogitsLoss(_Loss):
+    """``functional.binary_cross_entropy_with_logits`` as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> round(nn.BCEWithLogitsLoss(pos_weight=[2.0])(dg.tensor([0.0]), [1.0]).item(), 6)
+    1.386294
+    """
+
+    _fn, _options = F.binary_cross_entropy_with_logits, ("weight", "pos_weight")
+
+    def __init__(self, weight: Any = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean", pos_weight: Any = None) -> None:
+        super().__init__(size_average, reduce, reduction, weight=weight, pos_weight=pos_weight)
+
+
+class L1Loss(_Loss):
+    """``functional.l1_loss`` as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.L1Loss()(dg.tensor([1.0, -2.0]), [0.0, 0.0]).item()
+    1.5
+    """
+
+    _fn = F.l1_loss
+
+
+class SmoothL1Loss(_Loss):
+    """``functional.smooth_l1_loss`` as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.SmoothL1Loss(beta=1.0)(dg.tensor([0.5]), [0.0]).item()
+    0.125
+    """
+
+    _fn, _options = F.smooth_l1_loss, ("beta",)
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(size_average, reduce, reduction, beta=float(beta))
+
+
+class HuberLoss(_Loss):
+    """``functional.huber_loss`` as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.HuberLoss(delta=2.0)(dg.tensor([3.0]), [0.0]).item()
+    4.0
+    """
+
+    _fn, _options = F.huber_loss, ("delta",)
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(None, None, reduction, delta=float(delta))
+
+
+class KLDivLoss(_Loss):
+    """``functional.kl_div`` as a module (``reduction="batchmean"`` for the true KL).
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.KLDivLoss(reduction="batchmean")(dg.tensor([[0.0]]), [[1.0]]).item()
+    0.0
+    """
+
+    _fn, _options = F.kl_div, ("log_target",)
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(size_average, reduce, reduction, log_target=bool(log_target))
+
+
+class CosineSimilarity(Module):
+    """``functional.cosine_similarity(x1, x2, dim, eps)`` as a module.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.CosineSimilarity(dim=0)(dg.tensor([1.0, 0.0]), dg.tensor([2.0, 0.0])).item()
+    1.0
+    """
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        self.dim, self.eps = int(dim), float(eps)
+
+    def forward(self, x1: Any, x2: Any) -> Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
 
 
 class Sequential(Module):

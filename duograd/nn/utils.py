@@ -192,6 +192,7 @@ def load_torch_state_dict(module: Module, state_dict: Mapping[str, Any]) -> None
                         f"{type(module).__name__}")
     layouts = _layouts(module)
     params = OrderedDict(module.named_parameters())
+    params.update((k, b) for k, b in module.named_buffers() if k in module.state_dict())
     problems: list[str] = []
     converted: OrderedDict[str, np.ndarray] = OrderedDict()
     for name, p in params.items():

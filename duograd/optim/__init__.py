@@ -19,14 +19,15 @@ array([ 0.8, -1.6])
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
 from ..autograd import host
 from .._tensor import Tensor  # a public name; not `from .. import` (an import cycle)
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
+           "lr_scheduler"]
 
 
 
@@ -40,80 +41,221 @@ def _write(p: Tensor, base: np.ndarray, step: np.ndarray) -> None:
         p.data = base - step
 
 class Optimizer:
-    """What every optimizer shares: the parameter list, ``lr``, ``zero_grad``.
+    """What every optimizer shares, as ``torch.optim.Optimizer``: ``param_groups`` (a list
+    of dicts, each with its ``"params"`` and its own options; ``params`` may be a list of
+    such dicts, missing options taking the constructor's defaults), ``add_param_group``,
+    ``state`` (per-parameter state under torch's names), ``state_dict()`` /
+    ``load_state_dict()`` in torch's structure, and ``zero_grad(set_to_none=True)``.
 
-    ``lr`` is read afresh by every ``step``, so a schedule (or you) can change it
-    between steps. Parameters whose ``.grad`` is None are skipped by ``step``.
+    ``opt.lr`` is the first group's ``"lr"`` (read and written; with one group it is
+    *the* lr). Every ``step`` reads the options afresh, so a schedule (or you) can change
+    them between steps. Parameters whose ``.grad`` is None are skipped by ``step``.
 
     >>> import duograd as dg
     >>> from duograd import optim
     >>> w = dg.tensor([1.0], requires_grad=True)
-    >>> opt = optim.SGD([w], lr=0.5)
-    >>> w.grad = dg.tensor([2.0])
-    >>> opt.lr = 0.25          # takes effect at the next step
+    >>> b = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.SGD([{"params": [w]}, {"params": [b], "lr": 0.1}], lr=0.5)
+    >>> w.grad = dg.tensor([2.0]); b.grad = dg.tensor([2.0])
+    >>> opt.lr = 0.25          # the first group's lr, used at the next step
     >>> opt.step(); opt.zero_grad()
-    >>> w.data, w.grad
-    (array([0.5]), None)
+    >>> w.data, b.data, w.grad
+    (array([0.5]), array([0.8]), None)
     """
 
-    def __init__(self, params: Iterable[Tensor], lr: float) -> None:
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any] | float) -> None:
         name = type(self).__name__
+        if not isinstance(defaults, dict):  # the old form Optimizer(params, lr)
+            defaults = {"lr": defaults}
         if isinstance(params, Tensor):
             raise TypeError(f"{name}: params must be an iterable of Tensors (e.g. "
                             "model.parameters()), not a single Tensor")
-        self.params: list[Tensor] = list(params)
-        if not self.params:
+        self.defaults = dict(defaults)
+        self.state: dict[Tensor, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        groups = list(params)
+        if not groups:
             raise ValueError(f"{name}: got an empty parameter list")
-        seen: set[int] = set()
-        for i, p in enumerate(self.params):
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group: a dict with ``"params"`` and any options (the others take the
+        constructor's defaults). A parameter may belong to one group only.
+
+        >>> import duograd as dg
+        >>> from duograd import optim
+        >>> opt = optim.SGD([dg.zeros(1, requires_grad=True)], lr=0.1)
+        >>> opt.add_param_group({"params": [dg.zeros(2, requires_grad=True)], "lr": 0.01})
+        >>> [g["lr"] for g in opt.param_groups]
+        [0.1, 0.01]
+        """
+        name = type(self).__name__
+        if not isinstance(param_group, dict):
+            raise TypeError(f"{name}: a param group must be a dict, got {type(param_group).__name__}")
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for i, p in enumerate(params):
             if not isinstance(p, Tensor):
                 raise TypeError(f"{name}: parameter {i} is a {type(p).__name__}, not a Tensor")
             if id(p) in seen:
                 raise ValueError(f"{name}: parameter {i} (shape {p.shape}) appears twice; "
                                  "it would be updated twice per step")
             seen.add(id(p))
-        self.lr = lr
+        group = dict(param_group)
+        group["params"] = params
+        for k, v in self.defaults.items():
+            group.setdefault(k, v)
+        self._check_group(group)
+        self.param_groups.append(group)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        group["lr"] = _check_lr(type(self).__name__, group["lr"])
+
+    @property
+    def params(self) -> list[Tensor]:
+        """Every parameter of every group, in order."""
+        return [p for g in self.param_groups for p in g["params"]]
 
     @property
     def lr(self) -> float:
-        """The learning rate the next ``step`` uses (non-negative)."""
-        return self._lr
+        """The first group's learning rate (non-negative)."""
+        return self.param_groups[0]["lr"]
 
     @lr.setter
     def lr(self, value: float) -> None:
-        value = float(value)
-        if not value >= 0.0:  # also rejects nan
-            raise ValueError(f"{type(self).__name__}: invalid learning rate {value} (must be >= 0)")
-        self._lr = value
+        self.param_groups[0]["lr"] = _check_lr(type(self).__name__, value)
 
     def __init_subclass__(cls, **kw: object) -> None:
         super().__init_subclass__(**kw)
         if "step" in cls.__dict__:  # a dg.compile replay calls step() itself (autograd.host)
             cls.step = host(cls.__dict__["step"])
 
-    def zero_grad(self) -> None:
-        """Set every parameter's ``.grad`` to None."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Set every parameter's ``.grad`` to None, or with ``set_to_none=False`` to zeros."""
         for p in self.params:
-            p.grad = None
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = Tensor(np.zeros_like(p.grad.data))
 
     def step(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def _grads(self) -> list[tuple[int, Tensor, np.ndarray]]:
-        """(index, parameter, gradient array) for each parameter that has a gradient.
+    def _grads(self) -> list[tuple[dict[str, Any], Tensor, np.ndarray]]:
+        """(group, parameter, gradient array) for each parameter that has a gradient, the
+        gradient negated where the group says ``maximize``.
 
         Every gradient's shape is checked before any parameter moves, so a bad one
         leaves all parameters and optimizer state as they were."""
         out = []
-        for i, p in enumerate(self.params):
-            grad = p._grad  # (the fields, not the properties: this runs every step)
-            if grad is not None:
-                g = grad._data
-                if g.shape != p._data.shape:
-                    raise ValueError(f"{type(self).__name__}.step: parameter {i} has shape "
-                                     f"{p.shape} but its .grad has shape {g.shape}")
-                out.append((i, p, g))
+        i = 0
+        for group in self.param_groups:
+            for p in group["params"]:
+                grad = p._grad  # (the fields, not the properties: this runs every step)
+                if grad is not None:
+                    g = grad._data
+                    if g.shape != p._data.shape:
+                        raise ValueError(f"{type(self).__name__}.step: parameter {i} has shape "
+                                         f"{p.shape} but its .grad has shape {g.shape}")
+                    out.append((group, p, -g if group.get("maximize") else g))
+                i += 1
         return out
+
+    def _state(self, p: Tensor) -> dict[str, Any]:
+        return self.state.setdefault(p, {})
+
+    # ------------------------------------------------------------ state dicts
+    def state_dict(self) -> dict[str, Any]:
+        """torch's structure: ``{"state": {index: {name: value}}, "param_groups": [{options,
+        "params": [indices]}]}``, parameters numbered in group order. Arrays are copies;
+        ``step`` is a float (torch keeps a 0-d tensor).
+
+        >>> import duograd as dg
+        >>> from duograd import optim
+        >>> w = dg.tensor([1.0], requires_grad=True)
+        >>> opt = optim.Adam([w], lr=0.1)
+        >>> w.grad = dg.tensor([1.0]); opt.step()
+        >>> sd = opt.state_dict()
+        >>> sorted(sd["state"][0]), sd["param_groups"][0]["params"]
+        (['exp_avg', 'exp_avg_sq', 'step'], [0])
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
+            groups.append(packed)
+        state = {}
+        for p in self.params:
+            if p in self.state:
+                state[index[id(p)]] = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                                       for k, v in self.state[p].items()}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a ``state_dict()`` (this library's or a ``torch.optim`` optimizer's of the
+        same kind): the groups' options and each parameter's state. The groups must
+        match in number and sizes (a ValueError otherwise, and nothing changes).
+
+        >>> import duograd as dg
+        >>> from duograd import optim
+        >>> w = dg.tensor([1.0], requires_grad=True)
+        >>> a = optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> w.grad = dg.tensor([1.0]); a.step()
+        >>> b = optim.SGD([w], lr=0.5, momentum=0.9)
+        >>> b.load_state_dict(a.state_dict())
+        >>> b.lr, b.state[w]["momentum_buffer"]
+        (0.1, array([1.]))
+        """
+        name = type(self).__name__
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(f"{name}.load_state_dict: loaded state dict has a different number "
+                             f"of parameter groups ({len(groups)}, this optimizer has "
+                             f"{len(self.param_groups)})")
+        for g, mine in zip(groups, self.param_groups):
+            if len(g["params"]) != len(mine["params"]):
+                raise ValueError(f"{name}.load_state_dict: loaded state dict contains a parameter "
+                                 f"group of {len(g['params'])} parameters where this optimizer's "
+                                 f"has {len(mine['params'])}")
+        by_index = {}
+        for g, mine in zip(groups, self.param_groups):
+            for i, p in zip(g["params"], mine["params"]):
+                by_index[i] = p
+        new_state: dict[Tensor, dict[str, Any]] = {}
+        for i, st in state_dict["state"].items():
+            p = by_index[int(i)]
+            new_state[p] = {k: _state_value(k, v, p) for k, v in st.items()}
+        for g, mine in zip(groups, self.param_groups):
+            for k, v in g.items():
+                if k != "params":
+                    mine[k] = v
+        self.state = new_state
+
+
+def _state_value(key: str, value: Any, p: Tensor) -> Any:
+    """A loaded state entry: ``step`` (and NAdam's ``mu_product``) as a float, arrays in
+    the parameter's dtype (torch tensors read without importing torch)."""
+    if hasattr(value, "detach") and hasattr(value, "numpy"):
+        value = value.detach().cpu().numpy()
+    if key in ("step", "mu_product"):
+        return float(np.asarray(value))
+    arr = np.array(value, dtype=p.dtype)
+    if arr.shape != p.shape:
+        raise ValueError(f"load_state_dict: state '{key}' of shape {arr.shape} does not fit a "
+                         f"parameter of shape {p.shape}")
+    return arr
+
+
+def _check_lr(name: str, value: Any) -> float:
+    value = float(value)
+    if not value >= 0.0:  # also rejects nan
+        raise ValueError(f"{name}: invalid learning rate {value} (must be >= 0)")
+    return value
 
 
 def _check(name: str, label: str, value: float, lo: float, hi: float | None = None) -> float:
@@ -126,11 +268,12 @@ def _check(name: str, label: str, value: float, lo: float, hi: float | None = No
 
 
 class SGD(Optimizer):
-    """Stochastic gradient descent, with ``torch.optim.SGD``'s formulas (no dampening):
+    """Stochastic gradient descent, with ``torch.optim.SGD``'s formulas:
 
-    ``d = g + weight_decay * p``; ``buf = d`` on a parameter's first step, afterwards
-    ``buf = momentum * buf + d``; the step direction is ``d + momentum * buf`` with
-    ``nesterov``, else ``buf`` (or ``d`` when ``momentum`` is 0); ``p = p - lr * direction``.
+    ``d = g + weight_decay * p`` (``g`` negated with ``maximize``); ``buf = d`` on a
+    parameter's first step, afterwards ``buf = momentum * buf + (1 - dampening) * d``; the
+    step direction is ``d + momentum * buf`` with ``nesterov``, else ``buf`` (or ``d``
+    when ``momentum`` is 0); ``p = p - lr * direction``.
 
     >>> import duograd as dg
     >>> from duograd import optim
@@ -144,25 +287,40 @@ class SGD(Optimizer):
     array([0.46])
     """
 
-    def __init__(self, params: Iterable[Tensor], lr: float, momentum: float = 0.0,
-                 nesterov: bool = False, weight_decay: float = 0.0) -> None:
-        super().__init__(params, lr)
-        self.momentum = _check("SGD", "momentum", momentum, 0.0)
-        self.weight_decay = _check("SGD", "weight_decay", weight_decay, 0.0)
-        if nesterov and self.momentum <= 0.0:
-            raise ValueError("SGD: Nesterov momentum requires momentum > 0")
-        self.nesterov = bool(nesterov)
-        self._buf: list[np.ndarray | None] = [None] * len(self.params)
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False) -> None:
+        if isinstance(dampening, bool):  # the old positional order (params, lr, momentum, nesterov)
+            nesterov, dampening = dampening, 0.0
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=bool(nesterov),
+                                      maximize=bool(maximize)))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        for k in ("momentum", "dampening", "weight_decay"):
+            group[k] = _check("SGD", k, group[k], 0.0)
+        if group["nesterov"] and (group["momentum"] <= 0.0 or group["dampening"] != 0.0):
+            raise ValueError("SGD: Nesterov momentum requires a momentum and zero dampening")
+
+    # (single-group attributes of the old interface, read from the first group)
+    momentum = property(lambda self: self.param_groups[0]["momentum"])
+    weight_decay = property(lambda self: self.param_groups[0]["weight_decay"])
+    nesterov = property(lambda self: self.param_groups[0]["nesterov"])
 
     def step(self) -> None:
-        lr, mu, wd = self.lr, self.momentum, self.weight_decay
-        for i, p, g in self._grads():
+        for group, p, g in self._grads():
+            lr, mu, wd, damp = group["lr"], group["momentum"], group["weight_decay"], group["dampening"]
             d = g + wd * p.data if wd != 0.0 else g
             if mu != 0.0:
-                buf = self._buf[i]
-                buf = d.copy() if buf is None else mu * buf + d
-                self._buf[i] = buf
-                d = d + mu * buf if self.nesterov else buf
+                st = self._state(p)
+                buf = st.get("momentum_buffer")
+                if buf is None:
+                    buf = d.copy()
+                else:
+                    buf = mu * buf + (d if damp == 0.0 else (1 - damp) * d)
+                st["momentum_buffer"] = buf
+                d = d + mu * buf if group["nesterov"] else buf
             _write(p, p.data, lr * d)
 
 
@@ -179,13 +337,24 @@ def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
         np.subtract(end, d, out=start)
 
 
+def _check_adam_group(opt: Optimizer, group: dict[str, Any]) -> None:
+    """The options Adam, AdamW, Adamax and NAdam share."""
+    group["lr"] = _check_lr(type(opt).__name__, group["lr"])
+    name = type(opt).__name__
+    b1, b2 = group["betas"]
+    group["betas"] = (_check(name, "beta1", b1, 0.0, 1.0), _check(name, "beta2", b2, 0.0, 1.0))
+    group["eps"] = _check(name, "eps", group["eps"], 0.0)
+    group["weight_decay"] = _check(name, "weight_decay", group["weight_decay"], 0.0)
+
+
 class Adam(Optimizer):
     """Adam, with ``torch.optim.Adam``'s formulas. At step t of a parameter:
 
     ``g = g + weight_decay * p`` (PyTorch's L2 form: the decay passes through the moments;
     see ``AdamW`` for the decoupled form), ``m = lerp(m, g, 1 - b1)``,
     ``v = b2 * v + (1 - b2) * g * g``, ``step_size = lr / (1 - b1**t)``,
-    ``denom = sqrt(v) / sqrt(1 - b2**t) + eps``, ``p = p - step_size * m / denom``.
+    ``denom = sqrt(v) / sqrt(1 - b2**t) + eps``, ``p = p - step_size * m / denom``;
+    ``maximize`` negates ``g``. State: ``step``, ``exp_avg``, ``exp_avg_sq``.
 
     >>> import duograd as dg
     >>> from duograd import optim
@@ -199,27 +368,26 @@ class Adam(Optimizer):
 
     _decoupled = False  # AdamW: decay the parameter itself, not the gradient
 
-    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0) -> None:
-        super().__init__(params, lr)
-        name = type(self).__name__
-        b1, b2 = betas
-        self.betas = (_check(name, "beta1", b1, 0.0, 1.0), _check(name, "beta2", b2, 0.0, 1.0))
-        self.eps = _check(name, "eps", eps, 0.0)
-        self.weight_decay = _check(name, "weight_decay", weight_decay, 0.0)
-        n = len(self.params)
-        self._t = [0] * n
-        self._m: list[np.ndarray | None] = [None] * n
-        self._v: list[np.ndarray | None] = [None] * n
+                 weight_decay: float = 0.0, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, maximize=bool(maximize)))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        _check_adam_group(self, group)
+
+    betas = property(lambda self: self.param_groups[0]["betas"])
+    eps = property(lambda self: self.param_groups[0]["eps"])
+    weight_decay = property(lambda self: self.param_groups[0]["weight_decay"])
 
     def step(self) -> None:
-        lr, (b1, b2), eps, wd = self.lr, self.betas, self.eps, self.weight_decay
-        for i, p, g in self._grads():
-            if self._m[i] is None:
-                self._m[i] = np.zeros_like(p.data)
-                self._v[i] = np.zeros_like(p.data)
-            t = self._t[i] = self._t[i] + 1
+        for group, p, g in self._grads():
+            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, exp_avg=np.zeros_like(p.data), exp_avg_sq=np.zeros_like(p.data))
+            t = st["step"] = st["step"] + 1
             param = p._data
             if wd != 0.0:
                 if self._decoupled:
@@ -231,7 +399,7 @@ class Adam(Optimizer):
             # product is grouped as PyTorch's kernels group it (lerp: m + w * (g - m);
             # addcmul: v + ((1 - b2) * g) * g; addcdiv: p - (step_size * m) / denom), so
             # the float64 round-off is the same.
-            m, v = self._m[i], self._v[i]
+            m, v = st["exp_avg"], st["exp_avg_sq"]
             _lerp_(m, g, 1 - b1)
             v *= b2
             sq = g * (1 - b2)
@@ -262,10 +430,10 @@ class AdamW(Adam):
 
     _decoupled = True
 
-    def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.01) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay)
+                 weight_decay: float = 0.01, *, maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, maximize=maximize)
 
 
 class RMSprop(Optimizer):
@@ -286,41 +454,186 @@ class RMSprop(Optimizer):
     array([0.9])
     """
 
-    def __init__(self, params: Iterable[Tensor], lr: float = 0.01, alpha: float = 0.99,
-                 eps: float = 1e-8, momentum: float = 0.0, weight_decay: float = 0.0,
-                 centered: bool = False) -> None:
-        super().__init__(params, lr)
-        self.alpha = _check("RMSprop", "alpha", alpha, 0.0)
-        self.eps = _check("RMSprop", "eps", eps, 0.0)
-        self.momentum = _check("RMSprop", "momentum", momentum, 0.0)
-        self.weight_decay = _check("RMSprop", "weight_decay", weight_decay, 0.0)
-        self.centered = bool(centered)
-        n = len(self.params)
-        self._square_avg: list[np.ndarray | None] = [None] * n
-        self._grad_avg: list[np.ndarray | None] = [None] * n
-        self._buf: list[np.ndarray | None] = [None] * n
+    def __init__(self, params: Iterable[Any], lr: float = 0.01, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
+                 centered: bool = False, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=bool(centered),
+                                      maximize=bool(maximize)))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        for k in ("alpha", "eps", "momentum", "weight_decay"):
+            group[k] = _check("RMSprop", k, group[k], 0.0)
 
     def step(self) -> None:
-        lr, alpha, eps, mu, wd = self.lr, self.alpha, self.eps, self.momentum, self.weight_decay
-        for i, p, g in self._grads():
-            if self._square_avg[i] is None:
-                self._square_avg[i] = np.zeros_like(p.data)
-                self._grad_avg[i] = np.zeros_like(p.data) if self.centered else None
-                self._buf[i] = np.zeros_like(p.data) if mu > 0.0 else None
+        for group, p, g in self._grads():
+            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
+            mu, wd, centered = group["momentum"], group["weight_decay"], group["centered"]
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, square_avg=np.zeros_like(p.data))
+                if mu > 0.0:
+                    st["momentum_buffer"] = np.zeros_like(p.data)
+                if centered:
+                    st["grad_avg"] = np.zeros_like(p.data)
+            st["step"] += 1
             if wd != 0.0:
                 g = g + wd * p.data
-            s = self._square_avg[i] = self._square_avg[i] * alpha + ((1 - alpha) * g) * g
-            if self.centered:
-                a = self._grad_avg[i]
+            s = st["square_avg"] = st["square_avg"] * alpha + ((1 - alpha) * g) * g
+            if centered:
+                a = st["grad_avg"]
                 _lerp_(a, g, 1 - alpha)
                 avg = np.sqrt(s - a * a) + eps
             else:
                 avg = np.sqrt(s) + eps
             if mu > 0.0:
-                buf = self._buf[i] = self._buf[i] * mu + g / avg
+                buf = st["momentum_buffer"] = st["momentum_buffer"] * mu + g / avg
                 _write(p, p.data, lr * buf)
             else:
                 _write(p, p.data, (lr * g) / avg)
+
+
+class Adagrad(Optimizer):
+    """Adagrad, with ``torch.optim.Adagrad``'s formulas. At step t of a parameter:
+    ``g = g + weight_decay * p``; ``clr = lr / (1 + (t - 1) * lr_decay)``;
+    ``sum = sum + g * g`` (starting at ``initial_accumulator_value``);
+    ``p = p - clr * g / (sqrt(sum) + eps)``. State: ``step``, ``sum``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.Adagrad([w], lr=0.5)
+    >>> w.grad = dg.tensor([2.0]); opt.step()
+    >>> w.data.round(6)      # 1 - 0.5 * 2 / 2
+    array([0.5])
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
+                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+                 eps: float = 1e-10, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value,
+                                      eps=eps, maximize=bool(maximize)))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        for k in ("lr_decay", "weight_decay", "initial_accumulator_value", "eps"):
+            group[k] = _check("Adagrad", k, group[k], 0.0)
+
+    def step(self) -> None:
+        for group, p, g in self._grads():
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, sum=np.full_like(p.data, group["initial_accumulator_value"]))
+            t = st["step"] = st["step"] + 1
+            if group["weight_decay"] != 0.0:
+                g = g + group["weight_decay"] * p.data
+            clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
+            acc = st["sum"]
+            acc += g * g
+            std = np.sqrt(acc)
+            std += group["eps"]
+            _write(p, p.data, (clr * g) / std)  # addcdiv's grouping: (value * g) / std
+
+
+class Adamax(Optimizer):
+    """Adamax (Adam with an infinity norm), with ``torch.optim.Adamax``'s formulas:
+    ``m = lerp(m, g, 1 - b1)``; ``u = max(b2 * u, |g| + eps)``;
+    ``p = p - (lr / (1 - b1**t)) * m / u``. State: ``step``, ``exp_avg``, ``exp_inf``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.Adamax([w], lr=0.1)
+    >>> w.grad = dg.tensor([3.0]); opt.step()
+    >>> w.data.round(6)      # the first step moves by lr
+    array([0.9])
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, maximize=bool(maximize)))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        _check_adam_group(self, group)
+
+    def step(self) -> None:
+        for group, p, g in self._grads():
+            (b1, b2), eps, wd = group["betas"], group["eps"], group["weight_decay"]
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, exp_avg=np.zeros_like(p.data), exp_inf=np.zeros_like(p.data))
+            t = st["step"] = st["step"] + 1
+            if wd != 0.0:
+                g = g + wd * p.data
+            _lerp_(st["exp_avg"], g, 1 - b1)
+            u = st["exp_inf"]
+            u *= b2
+            np.maximum(u, np.abs(g) + eps, out=u)
+            clr = group["lr"] / (1 - b1 ** t)
+            _write(p, p.data, (clr * st["exp_avg"]) / u)
+
+
+class NAdam(Optimizer):
+    """Adam with Nesterov momentum, with ``torch.optim.NAdam``'s formulas (momentum decay
+    ``mu_t = b1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))``, the running product of the
+    mu's, and ``decoupled_weight_decay`` as AdamW's). State: ``step``, ``mu_product``,
+    ``exp_avg``, ``exp_avg_sq``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.NAdam([w], lr=0.1)
+    >>> w.grad = dg.tensor([3.0]); opt.step()
+    >>> bool(0.85 < w.data[0] < 0.95)
+    True
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, momentum_decay=momentum_decay,
+                                      decoupled_weight_decay=bool(decoupled_weight_decay),
+                                      maximize=bool(maximize)))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        _check_adam_group(self, group)
+        group["momentum_decay"] = _check("NAdam", "momentum_decay", group["momentum_decay"], 0.0)
+
+    def step(self) -> None:
+        for group, p, g in self._grads():
+            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, mu_product=1.0, exp_avg=np.zeros_like(p.data),
+                          exp_avg_sq=np.zeros_like(p.data))
+            t = st["step"] = st["step"] + 1
+            bias_correction2 = 1 - b2 ** t
+            if wd != 0.0:
+                if group["decoupled_weight_decay"]:
+                    _write(p, p.data * (1 - lr * wd), np.zeros((), p.dtype))
+                else:
+                    g = g + wd * p.data
+            md = group["momentum_decay"]
+            mu = b1 * (1.0 - 0.5 * (0.96 ** (t * md)))
+            mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * md)))
+            mu_product = st["mu_product"] = st["mu_product"] * mu
+            m, v = st["exp_avg"], st["exp_avg_sq"]
+            _lerp_(m, g, 1 - b1)
+            v *= b2
+            sq = g * (1 - b2)
+            sq *= g
+            v += sq
+            denom = np.sqrt(v / bias_correction2)
+            denom += eps
+            mu_product_next = mu_product * mu_next
+            _write(p, p.data, ((lr * (1.0 - mu) / (1.0 - mu_product)) * g) / denom)
+            _write(p, p.data, ((lr * mu_next / (1.0 - mu_product_next)) * m) / denom)
 
 
 from . import lr_scheduler  # noqa: E402  (it refers to Optimizer)

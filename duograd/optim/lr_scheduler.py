@@ -9,6 +9,7 @@ Each lr is computed in closed form from the base lr, so it does not drift throug
 repeated multiplication; the sequences equal ``torch.optim.lr_scheduler``'s to round-off.
 One difference from PyTorch: schedules do not chain (the lr is recomputed from the base
 lr, so a change made to ``optimizer.lr`` by hand is overwritten at the next ``step``).
+Each param group has its own base lr (its ``initial_lr``, recorded by the first schedule).
 
 >>> from duograd import nn, optim
 >>> from duograd.optim import lr_scheduler
@@ -25,20 +26,27 @@ lr, so a change made to ``optimizer.lr`` by hand is overwritten at the next ``st
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import TYPE_CHECKING
 
 from ..autograd import host
 
 if TYPE_CHECKING:  # the package imports this module, so no import back at module level
+    from typing import Any, Callable, Sequence  # (not at run time: torch's module names clash)
+
     from . import Optimizer
 
-__all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR"]
+__all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
+           "LambdaLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau"]
 
 
 class LRScheduler:
     """Base class: subclasses define ``get_lr()``, the lr for epoch ``last_epoch``,
-    computed from ``base_lr`` (the optimizer's lr when the schedule was built).
+    computed from ``base_lr`` (the group's ``initial_lr``: its lr when the first schedule
+    was built on the optimizer, as torch records it). With several param groups,
+    ``get_lr`` is called once per group with ``base_lr`` set to that group's; it may also
+    return a list (one lr per group).
 
     >>> from duograd import nn, optim
     >>> from duograd.optim.lr_scheduler import LRScheduler
@@ -51,34 +59,60 @@ class LRScheduler:
     [0.25]
     """
 
-    def __init__(self, optimizer: Optimizer) -> None:
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         from . import Optimizer  # loaded by now: this module is imported by the package
 
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(self).__name__}: expected a duograd optimizer, got "
                             f"{type(optimizer).__name__}")
+        if last_epoch != -1:
+            raise NotImplementedError(f"{type(self).__name__}: resuming with last_epoch is not "
+                                      "supported; build the schedule and step it")
         self.optimizer = optimizer
-        self.base_lr = optimizer.lr
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lr = self.base_lrs[0]
         self.last_epoch = 0
         self._apply()
 
-    def get_lr(self) -> float:
-        """The lr for the current ``last_epoch``."""
+    def get_lr(self) -> Any:
+        """The lr for the current ``last_epoch`` (of the group whose base is ``base_lr``)."""
         raise NotImplementedError
 
+    def _lrs(self) -> list[float]:
+        first = self.base_lrs[0]
+        out = []
+        for i, base in enumerate(self.base_lrs):
+            self.base_lr, self._group = base, i
+            lr = self.get_lr()
+            if isinstance(lr, (list, tuple)):
+                return list(lr)
+            out.append(lr)
+        self.base_lr, self._group = first, 0
+        return out
+
     def _apply(self) -> None:
-        self.optimizer.lr = self.get_lr()
-        self._last_lr = [self.optimizer.lr]
+        for group, lr in zip(self.optimizer.param_groups, self._lrs()):
+            group["lr"] = float(lr)
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     @host  # a dg.compile replay calls it again
-    def step(self) -> None:
-        """Advance one epoch and set the optimizer's lr."""
-        self.last_epoch += 1
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one epoch (or go to ``epoch``) and set the optimizer's lr."""
+        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
         self._apply()
 
     def get_last_lr(self) -> list[float]:
-        """The lr last set, in a one-element list as PyTorch returns one per param group."""
+        """The lr last set, one per param group, as PyTorch returns them."""
         return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The schedule's attributes except the optimizer (and functions), as torch."""
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer" and not callable(v)}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
 
 
 class StepLR(LRScheduler):
@@ -182,3 +216,256 @@ class LinearLR(LRScheduler):
     def get_lr(self) -> float:
         frac = min(self.last_epoch, self.total_iters) / self.total_iters
         return self.base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+
+
+class LambdaLR(LRScheduler):
+    """``base_lr * lr_lambda(epoch)`` (``lr_lambda`` may be a list, one per param group).
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import LambdaLR
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = LambdaLR(opt, lambda e: min(1.0, (e + 1) / 4))   # a linear warm-up
+    >>> s.step(); opt.lr
+    0.5
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        n = len(optimizer.param_groups)
+        fns = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
+        if len(fns) != n:
+            raise ValueError(f"LambdaLR: expected {n} lr_lambdas, but got {len(fns)}")
+        self.lr_lambdas = fns
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> float:
+        return self.base_lr * self.lr_lambdas[self._group](self.last_epoch)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().state_dict().items() if k != "lr_lambdas"}
+
+
+def _anneal_cos(start: float, end: float, pct: float) -> float:
+    return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+
+def _anneal_linear(start: float, end: float, pct: float) -> float:
+    return (end - start) * pct + start
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy, as ``torch.optim.lr_scheduler.OneCycleLR``: the lr rises from
+    ``max_lr / div_factor`` to ``max_lr`` over the first ``pct_start`` of ``total_steps``
+    and anneals to ``initial_lr / final_div_factor`` (``three_phase``: back to the initial
+    lr first); with ``cycle_momentum`` the momentum (or Adam's beta1) moves inversely
+    between ``max_momentum`` and ``base_momentum``. Stepping past ``total_steps`` is a
+    ValueError, as torch.
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import OneCycleLR
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=0.1, momentum=0.9)
+    >>> s = OneCycleLR(opt, max_lr=1.0, total_steps=10)
+    >>> round(opt.lr, 12)
+    0.04
+    >>> for _ in range(2): s.step()
+    >>> round(opt.lr, 6), opt.param_groups[0]["momentum"] == 0.85   # at the peak
+    (1.0, True)
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr: float | Sequence[float],
+                 total_steps: int | None = None, epochs: int | None = None,
+                 steps_per_epoch: int | None = None, pct_start: float = 0.3,
+                 anneal_strategy: str = "cos", cycle_momentum: bool = True,
+                 base_momentum: float | Sequence[float] = 0.85,
+                 max_momentum: float | Sequence[float] = 0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
+        groups = optimizer.param_groups
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("OneCycleLR: you must define either total_steps OR "
+                                 "(epochs AND steps_per_epoch)")
+            total_steps = epochs * steps_per_epoch
+        if total_steps <= 0:
+            raise ValueError(f"OneCycleLR: expected a positive total_steps, got {total_steps}")
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"OneCycleLR: expected pct_start in [0, 1], got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got "
+                             f"{anneal_strategy!r}")
+        self.total_steps = int(total_steps)
+        self._anneal = _anneal_cos if anneal_strategy == "cos" else _anneal_linear
+        if three_phase:
+            self._phases = [(float(pct_start * total_steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
+                            (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            self._phases = [(float(pct_start * total_steps) - 1, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                            (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        n = len(groups)
+        per = lambda v, name: list(v) if isinstance(v, (list, tuple)) else [v] * n  # noqa: E731
+        max_lrs = per(max_lr, "max_lr")
+        self.cycle_momentum = bool(cycle_momentum)
+        if self.cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("OneCycleLR: optimizer must support momentum or beta1 with "
+                                 "cycle_momentum enabled")
+            self._use_beta1 = "betas" in optimizer.defaults
+        for group, mlr, bm, mm in zip(groups, max_lrs, per(base_momentum, ""), per(max_momentum, "")):
+            group["initial_lr"] = mlr / div_factor
+            group["max_lr"] = mlr
+            group["min_lr"] = group["initial_lr"] / final_div_factor
+            if self.cycle_momentum:
+                group["max_momentum"], group["base_momentum"] = mm, bm
+                self._set_momentum(group, mm)
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], m: float) -> None:
+        if self._use_beta1:
+            group["betas"] = (m, *group["betas"][1:])
+        else:
+            group["momentum"] = m
+
+    def get_lr(self) -> list[float]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"OneCycleLR: tried to step {step} times; the specified number of "
+                             f"total steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lo, hi, mlo, mhi) in enumerate(self._phases):
+                if step <= end or i == len(self._phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(self._anneal(group[lo], group[hi], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(group[mlo], group[mhi], pct))
+                    break
+                start = end
+        return lrs
+
+
+class SequentialLR(LRScheduler):
+    """One schedule after another, switching at the ``milestones`` (epochs), as
+    ``torch.optim.lr_scheduler.SequentialLR``: at a milestone the next schedule restarts
+    from its epoch 0. A warm-up then a cosine decay:
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim import lr_scheduler as S
+    >>> opt = optim.AdamW(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = S.SequentialLR(opt, [S.LinearLR(opt, 0.25, total_iters=3), S.CosineAnnealingLR(opt, T_max=4)],
+    ...                    milestones=[3])
+    >>> lrs = [opt.lr]
+    >>> for _ in range(7):
+    ...     s.step(); lrs.append(round(opt.lr, 4))
+    >>> lrs
+    [0.25, 0.5, 0.75, 1.0, 0.8536, 0.5, 0.1464, 0.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, schedulers: Sequence[LRScheduler],
+                 milestones: Sequence[int], last_epoch: int = -1) -> None:
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("SequentialLR: expects at least one scheduler")
+        for i, sch in enumerate(schedulers):
+            if not isinstance(sch, LRScheduler) or isinstance(sch, ReduceLROnPlateau):
+                raise TypeError(f"SequentialLR: scheduler {i} is a {type(sch).__name__}, not "
+                                "a schedule of epochs")
+            if sch.optimizer is not optimizer:
+                raise ValueError(f"SequentialLR: scheduler {i} belongs to another optimizer")
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"SequentialLR: expected {len(schedulers) - 1} milestones for "
+                             f"{len(schedulers)} schedulers, got {len(milestones)}")
+        self._schedulers, self._milestones = schedulers, [int(m) for m in milestones]
+        self.optimizer = optimizer
+        self.last_epoch = 0
+        for group in optimizer.param_groups:
+            group["lr"] = group["initial_lr"]
+        first = schedulers[0]
+        first.last_epoch = 0
+        first._apply()
+        self.base_lrs = list(first.base_lrs)
+        self._last_lr = first.get_last_lr()
+
+    @host  # a dg.compile replay calls it again
+    def step(self, epoch: int | None = None) -> None:
+        self.last_epoch += 1
+        idx = bisect.bisect_right(self._milestones, self.last_epoch)
+        sch = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            sch.step(0)
+        else:
+            sch.step()
+        self._last_lr = sch.get_last_lr()
+
+    def state_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        out["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return out
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Multiply every group's lr by ``factor`` when the metric passed to ``step(metric)``
+    has not improved for more than ``patience`` epochs (then wait ``cooldown`` epochs),
+    never below ``min_lr``, with torch's ``mode``, ``threshold`` and ``threshold_mode``.
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import ReduceLROnPlateau
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = ReduceLROnPlateau(opt, patience=1)
+    >>> for loss in [1.0, 1.0, 1.0, 1.0]:
+    ...     s.step(loss)
+    >>> opt.lr
+    0.1
+    """
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr: float | Sequence[float] = 0.0, eps: float = 1e-8) -> None:
+        from . import Optimizer
+
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"ReduceLROnPlateau: expected a duograd optimizer, got "
+                            f"{type(optimizer).__name__}")
+        if factor >= 1.0:
+            raise ValueError("ReduceLROnPlateau: factor should be < 1.0")
+        if mode not in ("min", "max"):
+            raise ValueError(f"ReduceLROnPlateau: mode {mode!r} is unknown")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"ReduceLROnPlateau: threshold mode {threshold_mode!r} is unknown")
+        n = len(optimizer.param_groups)
+        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [float(min_lr)] * n
+        if len(self.min_lrs) != n:
+            raise ValueError(f"ReduceLROnPlateau: expected {n} min_lrs, got {len(self.min_lrs)}")
+        self.optimizer, self.mode, self.factor, self.patience = optimizer, mode, float(factor), int(patience)
+        self.threshold, self.threshold_mode = float(threshold), threshold_mode
+        self.cooldown, self.eps = int(cooldown), float(eps)
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = self.cooldown_counter = self.last_epoch = 0
+        self.base_lrs = [g["lr"] for g in optimizer.param_groups]
+        self._last_lr = list(self.base_lrs)
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min":
+            return a < best * (1.0 - self.threshold) if self.threshold_mode == "rel" else a < best - self.threshold
+        return a > best * (self.threshold + 1.0) if self.threshold_mode == "rel" else a > best + self.threshold
+
+    @host  # a dg.compile replay calls it again
+    def step(self, metrics: Any, epoch: int | None = None) -> None:  # type: ignore[override]
+        current = float(metrics.item() if hasattr(metrics, "item") else metrics)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
+        if self._is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                old = float(group["lr"])
+                new = max(old * self.factor, floor)
+                if old - new > self.eps:
+                    group["lr"] = new
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]

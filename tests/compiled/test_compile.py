@@ -396,7 +396,7 @@ def test_a_failed_replay_leaves_grads_and_parameters_as_they_were(order):
     fast(X, np.array([0, 1, 2, 0, 1]))
     fast(X, np.array([0, 1, 2, 0, 1]))
     before = [(p.numpy().copy(), p.grad, p.grad.numpy().copy()) for p in model.parameters()]
-    state = [m.copy() for m in opt._m] if hasattr(opt, "_m") else None
+    state = [opt.state[p]["exp_avg"].copy() for p in model.parameters()]  # Adam's first moments
     with pytest.raises(ValueError, match="cross_entropy: target 7 is out of range"):
         fast(X, np.array([0, 1, 7, 0, 1]))   # a label out of range: found during the replay
     assert fast.traces == 1
@@ -404,9 +404,8 @@ def test_a_failed_replay_leaves_grads_and_parameters_as_they_were(order):
         _same(p, data)
         assert p.grad is g
         _same(p.grad, gdata)
-    if state is not None:
-        for a, b in zip(opt._m, state):
-            _same(a, b)
+    for p, b in zip(model.parameters(), state):
+        _same(opt.state[p]["exp_avg"], b)
 
 
 def test_a_compiled_call_inside_a_recording_runs_eagerly():
