@@ -19,7 +19,14 @@ from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, R
                       Sigmoid, Tanh)
 from .modules import AvgPool2d, Conv2d, Flatten, MaxPool2d
 from . import utils  # noqa: E402  (it refers to the modules above)
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
+                         LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax,
+                         Softmin, Softplus, Softsign)
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
-           "functional", "utils"]
+           "functional", "utils",
+           # activations (branch elementwise)
+           "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh",
+           "Hardsigmoid", "Hardswish", "Softsign", "LogSigmoid", "Softplus", "Softmin", "GLU",
+           "PReLU", "Softmax", "LogSoftmax"]

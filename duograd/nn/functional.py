@@ -138,3 +138,11 @@ def hinge_loss(scores: Tensor, labels: Any, reduction: str = "mean") -> Tensor:
                          f"(labels of shape {lab.shape})")
     margin = 1 - scores * lab.astype(scores.dtype)
     return _reduce(margin.relu(), reduction, "hinge_loss")
+
+
+# Activations (branch elementwise): defined in activation.py beside their modules.
+from .activation import (FUNCTIONS as _ACTIVATIONS, celu, elu, gelu, glu, hardsigmoid,  # noqa: E402
+                         hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu, relu6,
+                         selu, silu, softmin, softplus, softsign)
+
+__all__ += _ACTIVATIONS
