@@ -28,7 +28,7 @@ from . import linalg  # noqa: E402
 from .linalg import addmm, baddbmm, bmm, dot, einsum, mm, mv, outer, tensor_norm as norm  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
-from .nn.activation import celu, prelu, selu  # noqa: E402  (torch has them at the top level too)
+from .nn.functional import celu, prelu, selu  # noqa: E402  (torch has them at the top level too)
 from .capture import Compiled, compile  # noqa: E402,A001
 from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.retain_grad)
 from .anomaly import AnomalyError, detect_anomaly  # noqa: E402

@@ -343,7 +343,7 @@ def vector_norm(x: Any, ord: float = 2, dim: Any = None, keepdim: bool = False, 
         x = x.astype(dtype)
     _check_float(x, "linalg.vector_norm")
     if isinstance(ord, str):
-        raise RuntimeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
+        raise TypeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
     axes = _dims(x, dim, "linalg.vector_norm")
     keepdim = bool(keepdim)
     if ord in (math.inf, -math.inf):
@@ -372,14 +372,15 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     _check_float(A, "linalg.matrix_norm")
     if A.ndim < 2:
         raise RuntimeError(f"linalg.matrix_norm: needs at least 2 dimensions, got shape {A.shape}")
-    d = _dims(A, dim, "linalg.matrix_norm")
-    if len(d) != 2:
+    d = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
+    if len(d) != 2 or len(set(_dims(A, d, "linalg.matrix_norm"))) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must name 2 distinct axes, got {dim!r}")
     if ord == "fro":
         return vector_norm(A, 2, d, keepdim)
     if ord in ("nuc", 2, -2):
         raise NotImplementedError(f"linalg.matrix_norm: ord={ord!r} needs singular values, which "
                                   "duograd does not compute")
+    d = tuple(a % A.ndim for a in d)  # in the order given: ord 1 sums over d[0], inf over d[1]
     if ord in (1, -1, math.inf, -math.inf):
         across, along = (d[0], d[1]) if ord in (1, -1) else (d[1], d[0])
         sums = sum_p(abs_p(A), axis=(across,), keepdims=True)
@@ -408,6 +409,9 @@ def norm(A: Any, ord: Any = None, dim: Any = None, keepdim: bool = False, *,  # 
                                f"or 2-D, got shape {A.shape}")
         dim = tuple(range(A.ndim))
     if len(dim) == 1:
+        if isinstance(ord, str):
+            raise RuntimeError(f"linalg.norm: ord={ord!r} is a matrix norm; a vector norm over one "
+                               f"axis needs a number (input shape {A.shape})")
         return vector_norm(A, ord, dim, keepdim, dtype=dtype)
     if len(dim) == 2:
         return matrix_norm(A, ord, dim, keepdim, dtype=dtype)

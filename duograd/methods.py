@@ -129,7 +129,7 @@ class _Methods:
     def __xor__(self, other): return ew.bitwise_xor(self, other)
     def __rxor__(self, other): return ew.bitwise_xor(other, self)
     def prelu(self, weight) -> Tensor:
-        from .nn.activation import prelu
+        from .nn._activations import prelu
         return prelu(self, weight)
     # linear algebra (branch elementwise)
     def mm(self, other) -> Tensor: return linalg.mm(self, other)

@@ -140,8 +140,8 @@ def hinge_loss(scores: Tensor, labels: Any, reduction: str = "mean") -> Tensor:
     return _reduce(margin.relu(), reduction, "hinge_loss")
 
 
-# Activations (branch elementwise): defined in activation.py beside their modules.
-from .activation import (FUNCTIONS as _ACTIVATIONS, celu, elu, gelu, glu, hardsigmoid,  # noqa: E402
+# Activations (branch elementwise): defined in _activations.py (their modules: activation.py).
+from ._activations import (FUNCTIONS as _ACTIVATIONS, celu, elu, gelu, glu, hardsigmoid,  # noqa: E402
                          hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu, relu6,
                          selu, silu, softmin, softplus, softsign)
 
