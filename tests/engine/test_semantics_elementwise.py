@@ -150,3 +150,26 @@ def test_nuclear_and_spectral_norms_are_not_here():
         dg.linalg.matrix_norm(dg.ones((2, 2)), "nuc")
     with pytest.raises(NotImplementedError, match="singular values"):
         dg.ones((2, 2)).norm(p="nuc")
+
+
+def test_api_table_rows_of_this_family_name_real_methods():
+    """The rows docs/api.md gained for these families list only methods a Tensor has."""
+    import os
+    import re
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "docs", "api.md")
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    families = ("trigonometric, hyperbolic", "exponential, logarithmic, special", "rounding, remainders",
+                "two inputs", "tests, logic (bool, no history)", "linear algebra", "activations")
+    names: set[str] = set()
+    for line in lines:
+        cells = line.split("|")
+        if len(cells) > 3 and cells[1].strip() in families:
+            for code in re.findall(r"`([^`]*)`", cells[2]):
+                names.update(re.findall(r"(?:^|\s|\.|/)([a-z_]\w*)(?=\(|\s|/|$)", code))
+    names -= {"y", "end", "weight", "decimals", "rtol", "atol", "equal_nan", "p", "dim", "keepdim",
+              "and", "or", "xor"}  # the tail of logical_not/and/or/xor
+    names |= {f"logical_{n}" for n in ("not", "and", "or", "xor")}
+    assert {"atan2", "erfinv", "fmod", "lerp", "isclose", "mm", "norm", "prelu"} <= names
+    missing = sorted(n for n in names if not hasattr(dg.Tensor, n))
+    assert not missing, missing
