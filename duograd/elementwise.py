@@ -114,19 +114,26 @@ round_p = Primitive("round", lambda x, decimals: x if x.dtype.kind in "iub" else
                     vjp=(_zero,), jvp=ELEMENTWISE)
 
 
-def _floor_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    if x.dtype.kind in "iu" and y.dtype.kind in "iu" and np.any(y == 0):
-        raise ZeroDivisionError("floor_divide: integer division by zero")
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.floor_divide(x, y)
+def _int_division(op: str, fn: Any) -> Any:
+    """``fn``, raising torch's RuntimeError for an integer division by zero (NumPy gives 0)."""
+    def forward(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        if x.dtype.kind in "iub" and y.dtype.kind in "iub" and np.any(y == 0):
+            raise RuntimeError(f"{op}: ZeroDivisionError (integer division by zero; shapes "
+                               f"{x.shape} and {y.shape})")
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return fn(x, y)
+    return forward
+
+
+_floor_divide = _int_division("floor_divide", np.floor_divide)
 
 
 # fmod takes the dividend's sign (C's fmod), remainder the divisor's (Python's %).
 # d/dx = 1; d/dy = -trunc(x / y) for fmod, -floor(x / y) for remainder, as torch.
-fmod_p = Primitive("fmod", np.fmod,
+fmod_p = Primitive("fmod", _int_division("fmod", np.fmod),
                    vjp=(lambda g, out, x, y: g, lambda g, out, x, y: -g * trunc_p(x / y)),
                    jvp=ELEMENTWISE)
-remainder_p = Primitive("remainder", np.remainder,
+remainder_p = Primitive("remainder", _int_division("remainder", np.remainder),
                         vjp=(lambda g, out, x, y: g, lambda g, out, x, y: -g * floor_p(x / y)),
                         jvp=ELEMENTWISE)
 # NOTE: torch has no derivative for floor_divide (backward raises); here the result has no

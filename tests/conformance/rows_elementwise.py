@@ -77,6 +77,8 @@ row("Tensor.__rmod__", lambda m, x: 1.3 % x, [S(F(3, 4, domain="positive"))], gr
 row("Tensor.__floordiv__", lambda m, x, y: x // y,
     [S(F(3, 4), 0.7), S(F(3, 4), F(4, domain="positive")), S(F(3), -1.5)] + _ints(S(I(4, low=-5, high=5), 3)),
     grad=False)
+row("Tensor.__floordiv__.int_by_zero", lambda m, x, y: x // y, [], grad=False,
+    errors=_ints(S(I(3, low=1, high=4), I(3, low=0, high=1))))
 row("Tensor.__rfloordiv__", lambda m, x: 1.3 // x, [S(F(3, 4, domain="positive"))], grad=False)
 _both("floor_divide", [S(F(3, 4), F(4, domain="positive")), S(F(3), 0.7)], grad=False)
 
