@@ -27,8 +27,16 @@ from .reductions import (all, any, argsort, cummax, cummin, cumprod, kthvalue,  
 from .creation import empty, empty_like, eye, full, full_like, tril_indices, triu_indices
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .conv import avg_pool2d, conv2d, max_pool2d
+from .elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, ceil, copysign, cosh, erf,  # noqa: A004
+                          erfc, erfinv, exp2, expm1, floor, floor_divide, fmod, frac, hypot, isclose,
+                          isfinite, isinf, isnan, lerp, log10, log1p, log2, logaddexp, logical_and,
+                          logical_not, logical_or, logical_xor, remainder, round, rsqrt, sign,
+                          sinh, tan, trunc)
+from . import linalg  # noqa: E402
+from .linalg import addmm, baddbmm, bmm, dot, einsum, mm, mv, outer, tensor_norm as norm  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from .nn.functional import celu, prelu, selu  # noqa: E402  (torch has them at the top level too)
 from .capture import Compiled, compile  # noqa: E402,A001
 from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.retain_grad)
 from .anomaly import AnomalyError, detect_anomaly  # noqa: E402
@@ -43,6 +51,14 @@ __all__ = [
     "sum", "mean", "var", "max", "min", "logsumexp", "softmax", "log_softmax", "cumsum",
     "argmax", "argmin", "reshape", "transpose", "broadcast_to", "squeeze", "unsqueeze",
     "conv2d", "max_pool2d", "avg_pool2d",
+    # the elementwise family and linear algebra (branch elementwise)
+    "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh",
+    "exp2", "expm1", "log2", "log10", "log1p", "rsqrt", "erf", "erfc", "erfinv", "sign", "copysign",
+    "floor", "ceil", "round", "trunc", "frac", "fmod", "remainder", "floor_divide",
+    "isnan", "isinf", "isfinite", "isclose", "logaddexp", "lerp", "hypot",
+    "logical_not", "logical_and", "logical_or", "logical_xor",
+    "selu", "celu", "prelu",
+    "einsum", "outer", "bmm", "mm", "mv", "dot", "addmm", "baddbmm", "norm", "linalg",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
     "compile", "Compiled",

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import autograd, indexing, ops, reductions
+from . import autograd, elementwise as ew, indexing, linalg, ops, reductions
 from ._tensor import Tensor
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
@@ -72,6 +72,77 @@ class _Methods:
     def cos(self) -> Tensor: return ops.cos_p(self)
     def clip(self, lo: float | None = None, hi: float | None = None) -> Tensor:
         return ops.clip(self, lo, hi)
+
+    # ------------------------------------------------------------ elementwise family (branch elementwise)
+    def tan(self) -> Tensor: return ew.tan_p(self)
+    def asin(self) -> Tensor: return ew.asin_p(self)
+    def acos(self) -> Tensor: return ew.acos_p(self)
+    def atan(self) -> Tensor: return ew.atan_p(self)
+    def atan2(self, other) -> Tensor: return ew.atan2_p(self, other)
+    def arctan2(self, other) -> Tensor: return ew.atan2_p(self, other)
+    def sinh(self) -> Tensor: return ew.sinh_p(self)
+    def cosh(self) -> Tensor: return ew.cosh_p(self)
+    def asinh(self) -> Tensor: return ew.asinh_p(self)
+    def acosh(self) -> Tensor: return ew.acosh_p(self)
+    def atanh(self) -> Tensor: return ew.atanh_p(self)
+    def exp2(self) -> Tensor: return ew.exp2_p(self)
+    def expm1(self) -> Tensor: return ew.expm1_p(self)
+    def log2(self) -> Tensor: return ew.log2_p(self)
+    def log10(self) -> Tensor: return ew.log10_p(self)
+    def log1p(self) -> Tensor: return ew.log1p_p(self)
+    def rsqrt(self) -> Tensor: return ew.rsqrt_p(self)
+    def erf(self) -> Tensor: return ew.erf_p(self)
+    def erfc(self) -> Tensor: return ew.erfc_p(self)
+    def erfinv(self) -> Tensor: return ew.erfinv_p(self)
+    def sign(self) -> Tensor: return ew.sign_p(self)
+    def copysign(self, other) -> Tensor: return ew.copysign_p(self, other)
+    def floor(self) -> Tensor: return ew.floor_p(self)
+    def ceil(self) -> Tensor: return ew.ceil_p(self)
+    def round(self, *, decimals: int = 0) -> Tensor: return ew.round(self, decimals=decimals)
+    def __round__(self, ndigits=None) -> Tensor: return ew.round(self, decimals=ndigits or 0)
+    def trunc(self) -> Tensor: return ew.trunc_p(self)
+    def frac(self) -> Tensor: return ew.frac(self)
+    def fmod(self, other) -> Tensor: return ew.fmod_p(self, other)
+    def remainder(self, other) -> Tensor: return ew.remainder_p(self, other)
+    def __mod__(self, other): return ew.remainder_p(self, other)
+    def __rmod__(self, other): return ew.remainder_p(other, self)
+    def __floordiv__(self, other): return ew.floor_divide(self, other)
+    def __rfloordiv__(self, other): return ew.floor_divide(other, self)
+    def floor_divide(self, other) -> Tensor: return ew.floor_divide(self, other)
+    def isnan(self) -> Tensor: return ew.isnan_p(self)
+    def isinf(self) -> Tensor: return ew.isinf_p(self)
+    def isfinite(self) -> Tensor: return ew.isfinite_p(self)
+    def isclose(self, other, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+        return ew.isclose(self, other, rtol, atol, equal_nan)
+    def logaddexp(self, other) -> Tensor: return ew.logaddexp_p(self, other)
+    def lerp(self, end, weight) -> Tensor: return ew.lerp(self, end, weight)
+    def hypot(self, other) -> Tensor: return ew.hypot_p(self, other)
+    def logical_not(self) -> Tensor: return ew.logical_not_p(self)
+    def logical_and(self, other) -> Tensor: return ew.logical_and_p(self, other)
+    def logical_or(self, other) -> Tensor: return ew.logical_or_p(self, other)
+    def logical_xor(self, other) -> Tensor: return ew.logical_xor_p(self, other)
+    def __invert__(self): return ew.bitwise_not(self)
+    def __and__(self, other): return ew.bitwise_and(self, other)
+    def __rand__(self, other): return ew.bitwise_and(other, self)
+    def __or__(self, other): return ew.bitwise_or(self, other)
+    def __ror__(self, other): return ew.bitwise_or(other, self)
+    def __xor__(self, other): return ew.bitwise_xor(self, other)
+    def __rxor__(self, other): return ew.bitwise_xor(other, self)
+    def prelu(self, weight) -> Tensor:
+        from .nn._activations import prelu
+        return prelu(self, weight)
+    # linear algebra (branch elementwise)
+    def mm(self, other) -> Tensor: return linalg.mm(self, other)
+    def bmm(self, other) -> Tensor: return linalg.bmm(self, other)
+    def mv(self, vec) -> Tensor: return linalg.mv(self, vec)
+    def dot(self, other) -> Tensor: return linalg.dot(self, other)
+    def outer(self, vec2) -> Tensor: return linalg.outer(self, vec2)
+    def addmm(self, mat1, mat2, *, beta: float = 1, alpha: float = 1) -> Tensor:
+        return linalg.addmm(self, mat1, mat2, beta=beta, alpha=alpha)
+    def baddbmm(self, batch1, batch2, *, beta: float = 1, alpha: float = 1) -> Tensor:
+        return linalg.baddbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def norm(self, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
+        return linalg.tensor_norm(self, p, dim, keepdim, dtype)
 
     # ------------------------------------------------------------ reductions
     # (dim and keepdim are PyTorch's names for axis and keepdims)
@@ -209,6 +280,16 @@ _UFUNCS = {
     np.sign: ops.sign_p, np.greater: ops.greater_p, np.greater_equal: ops.greater_equal_p,
     np.less: ops.less_p, np.less_equal: ops.less_equal_p, np.equal: ops.equal_p,
     np.not_equal: ops.not_equal_p,
+    # the elementwise family (branch elementwise)
+    np.tan: ew.tan_p, np.arcsin: ew.asin_p, np.arccos: ew.acos_p, np.arctan: ew.atan_p,
+    np.arctan2: ew.atan2_p, np.sinh: ew.sinh_p, np.cosh: ew.cosh_p, np.arcsinh: ew.asinh_p,
+    np.arccosh: ew.acosh_p, np.arctanh: ew.atanh_p, np.exp2: ew.exp2_p, np.expm1: ew.expm1_p,
+    np.log2: ew.log2_p, np.log10: ew.log10_p, np.log1p: ew.log1p_p, np.copysign: ew.copysign_p,
+    np.floor: ew.floor_p, np.ceil: ew.ceil_p, np.trunc: ew.trunc_p, np.fmod: ew.fmod_p,
+    np.remainder: ew.remainder_p, np.floor_divide: ew.floor_divide, np.isnan: ew.isnan_p,
+    np.isinf: ew.isinf_p, np.isfinite: ew.isfinite_p, np.logaddexp: ew.logaddexp_p,
+    np.hypot: ew.hypot_p, np.logical_not: ew.logical_not_p, np.logical_and: ew.logical_and_p,
+    np.logical_or: ew.logical_or_p, np.logical_xor: ew.logical_xor_p,
 }
 _FUNCTIONS = {
     np.sum: ops.sum, np.mean: ops.mean, np.var: ops.var, np.max: ops.amax, np.amax: ops.amax,
@@ -217,6 +298,7 @@ _FUNCTIONS = {
     np.squeeze: ops.squeeze, np.expand_dims: ops.unsqueeze, np.broadcast_to: ops.broadcast_to,
     np.concatenate: ops.concatenate, np.stack: ops.stack, np.where: ops.where,
     np.clip: ops.clip, np.dot: ops.matmul_p,
+    np.einsum: linalg.einsum, np.outer: linalg.outer,  # (branch elementwise)
 }
 
 _CLASS_ONLY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__hash__",

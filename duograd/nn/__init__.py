@@ -25,6 +25,9 @@ from .sparse import Embedding
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .attention import MultiheadAttention
 from . import utils  # noqa: E402  (it refers to the modules above)
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
+                         LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax,
+                         Softmin, Softplus, Softsign)
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
@@ -33,4 +36,8 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "KLDivLoss", "CosineSimilarity", "Identity", "Parameter", "ModuleList", "ModuleDict",
            "Embedding", "LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm",
-           "MultiheadAttention"]
+           "MultiheadAttention",
+           # activations (branch elementwise)
+           "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh",
+           "Hardsigmoid", "Hardswish", "Softsign", "LogSigmoid", "Softplus", "Softmin", "GLU",
+           "PReLU", "Softmax", "LogSoftmax"]

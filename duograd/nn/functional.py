@@ -871,3 +871,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     weights = _dropout(weights, float(dropout_p), _RNG)
     return weights @ v
 
+# Activations (branch elementwise): defined in _activations.py (their modules: activation.py).
+from ._activations import (FUNCTIONS as _ACTIVATIONS, celu, elu, gelu, glu, hardsigmoid,  # noqa: E402
+                         hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu, relu6,
+                         selu, silu, softmin, softplus, softsign)
+
+__all__ += _ACTIVATIONS
