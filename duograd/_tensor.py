@@ -302,8 +302,12 @@ class Tensor:
         array([1., 2.])
         """
         if self.requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
+            import traceback, os
+            for fr in reversed(traceback.extract_stack()[:-1]):
+                if "/duograd/" not in fr.filename:
+                    with open("/tmp/dt_numpy_sites.txt", "a") as f:
+                        f.write(f"{fr.filename}:{fr.lineno}: {fr.line}\n")
+                    break
         if _capture is not None:
             _capture.read_value("numpy()")
         return self._data
@@ -311,8 +315,12 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """``np.asarray(t)``: the values, with ``numpy()``'s rule for a tensor that requires grad."""
         if self.requires_grad:
-            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
-                               "tensor.detach().numpy() instead.")
+            import traceback, os
+            for fr in reversed(traceback.extract_stack()[:-1]):
+                if "/duograd/" not in fr.filename:
+                    with open("/tmp/dt_numpy_sites.txt", "a") as f:
+                        f.write(f"{fr.filename}:{fr.lineno}: {fr.line}\n")
+                    break
         if _capture is not None:
             _capture.read_value("np.asarray()")
         arr = self._data if dtype is None else self._data.astype(dtype, copy=False)
