@@ -302,12 +302,8 @@ class Tensor:
         array([1., 2.])
         """
         if self.requires_grad:
-            import traceback, os
-            for fr in reversed(traceback.extract_stack()[:-1]):
-                if "/duograd/" not in fr.filename:
-                    with open("/tmp/dt_numpy_sites.txt", "a") as f:
-                        f.write(f"{fr.filename}:{fr.lineno}: {fr.line}\n")
-                    break
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         if _capture is not None:
             _capture.read_value("numpy()")
         return self._data
@@ -315,12 +311,8 @@ class Tensor:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         """``np.asarray(t)``: the values, with ``numpy()``'s rule for a tensor that requires grad."""
         if self.requires_grad:
-            import traceback, os
-            for fr in reversed(traceback.extract_stack()[:-1]):
-                if "/duograd/" not in fr.filename:
-                    with open("/tmp/dt_numpy_sites.txt", "a") as f:
-                        f.write(f"{fr.filename}:{fr.lineno}: {fr.line}\n")
-                    break
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         if _capture is not None:
             _capture.read_value("np.asarray()")
         arr = self._data if dtype is None else self._data.astype(dtype, copy=False)
@@ -539,10 +531,10 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: An
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
-def from_numpy(array: np.ndarray) -> Tensor:
+def from_numpy(array: np.ndarray, requires_grad: bool = False) -> Tensor:
     """A leaf Tensor sharing memory with ``array`` (any bool, integer or float dtype), as
     ``torch.from_numpy``: changes to either are seen by the other (an optimizer step
-    included).
+    included). ``requires_grad`` (not in torch's signature) makes it a leaf that requires grad.
 
     >>> import duograd as dg
     >>> a = np.zeros(2)
@@ -555,7 +547,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
         kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
         raise TypeError(f"from_numpy: expected a NumPy array of bool, integer or float dtype, "
                         f"got {kind}")
-    return _wrap(array)
+    return _made(array, requires_grad, None, "from_numpy")
 
 
 def _shape_of(shape: tuple) -> tuple[int, ...]:
