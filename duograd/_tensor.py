@@ -493,6 +493,11 @@ def _promote(op: str, args: tuple) -> tuple[Tensor, ...]:
     (NumPy computes with them as 0 and 1 and keeps the other dtype; a condition stays a
     condition); a Tensor of another dtype gets a cast with history."""
     res = _result_type(args, op)
+    if op == "sub" and any(isinstance(a, (bool, np.bool_)) or getattr(a, "dtype", None) == bool_
+                           for a in args):
+        raise RuntimeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
     out = []
     for a in args:
         if isinstance(a, Tensor):
@@ -659,5 +664,11 @@ def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, requires_gr
     if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
         raise RuntimeError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
     dt = _float_dtype(dtype, "linspace")
-    return _made(np.linspace(float(start), float(end), int(steps)).astype(dt, copy=False),
-                 requires_grad, device, "linspace")
+    # torch's formula, in the result's dtype: the first half counts up from start, the
+    # second half down from end (NumPy's linspace can differ from it in the last bit).
+    n = int(steps)
+    lo, hi = dt.type(start), dt.type(end)
+    i = np.arange(n)
+    step = (hi - lo) / dt.type(max(n - 1, 1))
+    data = np.where((i < n // 2) | (n == 1), lo + step * i.astype(dt), hi - step * (n - 1 - i).astype(dt))
+    return _made(data.astype(dt, copy=False), requires_grad, device, "linspace")

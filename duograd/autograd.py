@@ -558,6 +558,8 @@ def _seed(out: Tensor, g: Any, op: str) -> Tensor:
     g = g if isinstance(g, Tensor) else _wrap(np.asarray(g, dtype=out.dtype))
     if g.shape != out.shape:
         raise ValueError(f"{op}: the gradient has shape {g.shape} but the output has shape {out.shape}")
+    if g.dtype != out.dtype:  # as torch: the seed takes the output's dtype (float32 stays float32)
+        g = g.astype(out.dtype)
     return g
 
 

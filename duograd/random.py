@@ -83,7 +83,7 @@ def as_rng(rng: Any = None, generator: Any = None) -> np.random.Generator:
 def _float(dtype: Any, op: str) -> np.dtype:
     dt = get_default_dtype() if dtype is None else _dtype_of(dtype, op)
     if dt.kind != "f":
-        raise RuntimeError(f"{op}: expected a floating point dtype, got {dt}")
+        raise NotImplementedError(f"{op}: not implemented for {dt}; expected a floating point dtype")
     return dt
 
 

@@ -124,6 +124,7 @@ row("Tensor.requires_grad_", lambda m, x, *a: x.detach().requires_grad_(*a),
     errors=[S(I(2)), S(B(2)), S(I32(2), True)])
 
 # ---------------------------------------------------------------- promotion
+# (float32 results in the float64 run: tolerances of float32's rounding; the dtypes are exact)
 
 
 def _cast(m, x, dt):
@@ -158,28 +159,32 @@ _REFLECTED = {
     "__rmul__": lambda x, y: y * x,
     "__rtruediv__": lambda x, y: y / x,
 }
+def _has_bool(s: S) -> bool:
+    return "bool" in s.args[2:] or s.args[1] is True
+
+
 for _name, _op in _BINARY.items():
-    skip = {("bool", "bool")} if _name == "__sub__" else set()
-    if _name == "__sub__":  # torch has no bool - bool, nor bool - a bool number
-        samples = [s for s in _pair_samples(skip) if not (s.args[2] == "bool" and s.args[1] is True)]
-    else:
-        samples = _pair_samples(skip)
+    samples = _pair_samples()
+    errors = []
+    if _name == "__sub__":  # torch raises for `-` with a bool tensor or a bool number
+        errors = [s for s in samples if _has_bool(s) and s.args[2:] != ("bool", "bool")][::8]
+        samples = [s for s in samples if not _has_bool(s)]
     row(f"Tensor.{_name}", lambda m, x, y, a, b, op=_op: op(_cast(m, x, a), _cast(m, y, b)
                                                            if not isinstance(y, (int, float)) else y),
-        samples, rtol=1e-7)
+        samples, errors=errors, rtol=1e-6, atol=1e-6)
 for _name, _op in _REFLECTED.items():
     row(f"Tensor.{_name}", lambda m, x, y, a, op=_op: op(_cast(m, x, a), y),
         [S(F(3), 2, "float32"), S(F(3), 2.5, "int64"), S(F(2, 2), 3, "int32"), S(F(3), 1.5, "float64"),
          S(F(), 2, "float32"), S(F(3), 2, "int64")] +
         ([S(F(3), True, "float32"), S(F(3), 0.5, "bool")] if _name != "__rsub__" else []),
-        rtol=1e-7)
+        rtol=1e-6, atol=1e-6)
 row("Tensor.__pow__", lambda m, x, y, a, b=None: _cast(m, x, a) ** (_cast(m, y, b) if b else y),
     [S(F(3, domain="positive"), 2, "float32"), S(F(3, domain="positive"), 2, "int64"),
      S(F(3, domain="positive"), 0.5, "int64"), S(F(3, domain="positive"), F(), "float32", "float64"),
      S(F(3, domain="positive"), I(3), "float32", "int64"), S(I(3, low=1, high=4), F(3), None, "float32"),
-     S(F(3, domain="positive"), I32(3), "int64", "int32")], rtol=1e-7)
+     S(F(3, domain="positive"), I32(3), "int64", "int32")], rtol=1e-6, atol=1e-6)
 row("Tensor.__rpow__", lambda m, x, y, a: y ** _cast(m, x, a),
-    [S(F(3), 2, "float32"), S(F(3), 2.0, "int64"), S(F(3, domain="positive"), 2, "int64")], rtol=1e-7)
+    [S(F(3), 2, "float32"), S(F(3), 2.0, "int64"), S(F(3, domain="positive"), 2, "int64")], rtol=1e-6, atol=1e-6)
 row("dg.result_type", lambda m, x, y, a, b=None: m.zeros(1, dtype=m.result_type(
         _cast(m, x, a), _cast(m, y, b) if b else y)),
     [S(F(3), F(), a, b) for a in DTYPES for b in DTYPES] + [S(F(3), v, a) for a in DTYPES for v in (1, 1.5, False)],
@@ -217,13 +222,13 @@ row("Tensor.__getitem__", lambda m, x, idx: x[idx],
      S(_Z, ([0, 1], 0, [0, 1]), label="z[[0, 1], 0, [0, 1]]"),
      S(_Z, (slice(None), 0, [1, 2]), label="z[:, 0, [1, 2]]"),
      S(_Z, ([0, 1], slice(None), 0), label="z[[0, 1], :, 0]"),
-     S(_Z, ([1, 0], None, [0, 3]), label="z[[1, 0], None, [0, 3]]"),
+     S(_Z, ([1, 0], None, [0, 2]), label="z[[1, 0], None, [0, 2]]"),
      S(_Z, (0, [0, 1], None, [1, 2]), label="z[0, [0, 1], None, [1, 2]]"),
      S(_Z, (Ellipsis, 0, [1, 2]), label="z[..., 0, [1, 2]]"),
      S(_Z, (1, slice(None), I(2, 2, high=4)), label="z[1, :, int[2, 2]]"),
      S(_Z, (B(2), slice(None), 0), label="z[mask, :, 0]"),
      S(F(3), 1), S(F(3, 4), (slice(1, None), -1)), S(I(4), I(3, high=4)), S(B(4), B(4))],
-    errors=[S(F(3, 4), F(2)), S(F(3), 5), S(F(3, 4), [0.5])])
+    errors=[S(F(3, 4), F(2)), S(F(3), 5)])
 
 # ---------------------------------------------------------------- random numbers (dtype and shape)
 
