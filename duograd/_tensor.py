@@ -432,8 +432,11 @@ def _lift_all(op: str, args: tuple) -> tuple[Tensor, ...]:
                 dt = a._data.dtype
                 if dt.kind == "f":
                     return a, _number(b, dt)
-            elif type(b) is Tensor and a._data.dtype is b._data.dtype:
-                return args
+            elif type(b) is Tensor:
+                da, db = a._data.dtype, b._data.dtype
+                # One dtype, or a bool mask (NumPy keeps the other dtype, as torch's table).
+                if da is db or (da.kind == "b" or db.kind == "b") and op != "sub":
+                    return args
         elif type(b) is Tensor and (type(a) is float or type(a) is int):
             dt = b._data.dtype
             if dt.kind == "f":
