@@ -19,9 +19,17 @@ from .random import (manual_seed, normal, rand, rand_like, randint, randn, randn
                      randperm)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,  # noqa: A001
-                  concatenate, cos, cumsum, exp, log, log_softmax, logsumexp, matmul, maximum, mean,
-                  minimum, relu, reshape, sigmoid, sin, softmax, softplus, sqrt, squeeze, stack, sum,
-                  tanh, transpose, unsqueeze, var, where)
+                  cos, cumsum, exp, log, log_softmax, logsumexp, matmul, maximum, mean,
+                  minimum, relu, reshape, sigmoid, sin, softmax, softplus, sqrt, squeeze, sum,
+                  tanh, transpose, unsqueeze, var)
+from .indexing import (cat, chunk, concat, concatenate, diag, diag_embed, diagonal, flip,  # noqa: F811
+                       gather, index_add, index_select, masked_fill, masked_select, meshgrid,
+                       moveaxis, movedim, nonzero, repeat_interleave, roll, scatter, scatter_add,
+                       scatter_reduce, split, stack, take_along_dim, trace, tril, triu, unbind,
+                       unflatten, where)
+from .reductions import (all, any, argsort, cummax, cummin, cumprod, kthvalue,  # noqa: A004
+                         logcumsumexp, median, mode, prod, sort, topk, unique)
+from .creation import empty, empty_like, eye, full, full_like, tril_indices, triu_indices
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .conv import avg_pool2d, conv2d, max_pool2d
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
@@ -46,5 +54,13 @@ __all__ = [
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
     "compile", "Compiled",
     "explain", "detect_anomaly", "AnomalyError", "checkpoint",
+    # shapes branch: reductions, scans and sorting; shape and indexing; creation
+    "prod", "all", "any", "cumprod", "cummax", "cummin", "logcumsumexp", "sort", "argsort", "topk",
+    "kthvalue", "median", "mode", "unique",
+    "cat", "concat", "split", "chunk", "unbind", "unflatten", "movedim", "moveaxis", "flip", "roll",
+    "tril", "triu", "diag", "diagonal", "diag_embed", "trace", "gather", "scatter", "scatter_add",
+    "scatter_reduce", "index_select", "index_add", "take_along_dim", "masked_fill", "masked_select",
+    "nonzero", "repeat_interleave", "meshgrid",
+    "eye", "full", "full_like", "empty", "empty_like", "tril_indices", "triu_indices",
 ]
 __version__ = "0.1.0"

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import autograd, ops
+from . import autograd, indexing, ops, reductions
 from . import _tensor
 from ._tensor import Tensor
 
@@ -103,6 +103,63 @@ class _Methods:
     def unsqueeze(self, axis: int) -> Tensor: return ops.unsqueeze(self, axis)
     def flatten(self) -> Tensor: return ops.reshape(self, -1)
     def __getitem__(self, index) -> Tensor: return ops.getitem(self, index)
+
+    # ------------------------------------------------------------ shapes branch: reductions,
+    # scans, sorting (reductions.py) and shape/indexing (indexing.py), torch's signatures
+    def prod(self, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+        return reductions.prod(self, dim, keepdim, dtype=dtype)
+    def all(self, dim=None, keepdim=False) -> Tensor: return reductions.all(self, dim, keepdim)
+    def any(self, dim=None, keepdim=False) -> Tensor: return reductions.any(self, dim, keepdim)
+    def cumprod(self, dim, *, dtype=None) -> Tensor: return reductions.cumprod(self, dim, dtype=dtype)
+    def cummax(self, dim): return reductions.cummax(self, dim)
+    def cummin(self, dim): return reductions.cummin(self, dim)
+    def logcumsumexp(self, dim) -> Tensor: return reductions.logcumsumexp(self, dim)
+    def sort(self, dim=-1, descending=False, stable=False):
+        return reductions.sort(self, dim, descending, stable)
+    def argsort(self, dim=-1, descending=False, stable=False) -> Tensor:
+        return reductions.argsort(self, dim, descending, stable)
+    def topk(self, k, dim=-1, largest=True, sorted=True):
+        return reductions.topk(self, k, dim, largest, sorted)
+    def kthvalue(self, k, dim=-1, keepdim=False): return reductions.kthvalue(self, k, dim, keepdim)
+    def median(self, dim=None, keepdim=False): return reductions.median(self, dim, keepdim)
+    def mode(self, dim=-1, keepdim=False): return reductions.mode(self, dim, keepdim)
+    def unique(self, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        return reductions.unique(self, sorted, return_inverse, return_counts, dim)
+    def split(self, split_size, dim=0): return indexing.split(self, split_size, dim)
+    def chunk(self, chunks, dim=0): return indexing.chunk(self, chunks, dim)
+    def unbind(self, dim=0): return indexing.unbind(self, dim)
+    def unflatten(self, dim, sizes) -> Tensor: return indexing.unflatten(self, dim, sizes)
+    def movedim(self, source, destination) -> Tensor: return indexing.movedim(self, source, destination)
+    def moveaxis(self, source, destination) -> Tensor: return indexing.movedim(self, source, destination)
+    def flip(self, *dims) -> Tensor:
+        return indexing.flip(self, dims[0] if len(dims) == 1 else dims)
+    def roll(self, shifts, dims=None) -> Tensor: return indexing.roll(self, shifts, dims)
+    def tril(self, diagonal=0) -> Tensor: return indexing.tril(self, diagonal)
+    def triu(self, diagonal=0) -> Tensor: return indexing.triu(self, diagonal)
+    def diag(self, diagonal=0) -> Tensor: return indexing.diag(self, diagonal)
+    def diagonal(self, offset=0, dim1=0, dim2=1) -> Tensor:
+        return indexing.diagonal(self, offset, dim1, dim2)
+    def diag_embed(self, offset=0, dim1=-2, dim2=-1) -> Tensor:
+        return indexing.diag_embed(self, offset, dim1, dim2)
+    def trace(self) -> Tensor: return indexing.trace(self)
+    def gather(self, dim, index) -> Tensor: return indexing.gather(self, dim, index)
+    def scatter(self, dim, index, src=None, *, value=None, reduce=None) -> Tensor:
+        return indexing.scatter(self, dim, index, src, value=value, reduce=reduce)
+    def scatter_add(self, dim, index, src) -> Tensor: return indexing.scatter_add(self, dim, index, src)
+    def scatter_reduce(self, dim, index, src, reduce, *, include_self=True) -> Tensor:
+        return indexing.scatter_reduce(self, dim, index, src, reduce, include_self=include_self)
+    def index_select(self, dim, index) -> Tensor: return indexing.index_select(self, dim, index)
+    def index_add(self, dim, index, source, *, alpha=1) -> Tensor:
+        return indexing.index_add(self, dim, index, source, alpha=alpha)
+    def take_along_dim(self, indices, dim=None) -> Tensor:
+        return indexing.take_along_dim(self, indices, dim)
+    def masked_fill(self, mask, value) -> Tensor: return indexing.masked_fill(self, mask, value)
+    def masked_select(self, mask) -> Tensor: return indexing.masked_select(self, mask)
+    def nonzero(self, *, as_tuple=False): return indexing.nonzero(self, as_tuple=as_tuple)
+    def where(self, condition, y) -> Tensor: return indexing.where(condition, self, y)
+    def repeat_interleave(self, repeats, dim=None, *, output_size=None) -> Tensor:
+        return indexing.repeat_interleave(self, repeats, dim, output_size=output_size)
+    def unfold(self, dimension, size, step) -> Tensor: return indexing.unfold(self, dimension, size, step)
 
     # ------------------------------------------------------------ casts and the graph
     def astype(self, dtype: Any) -> Tensor:
