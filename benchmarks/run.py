@@ -576,7 +576,7 @@ def bench_conv(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
         xt.grad = wt.grad = bt.grad = None
         out = dg.conv2d(xt, wt, bt, padding=1)
         out.backward(gt)
-        return [out.numpy(), xt.grad.numpy(), wt.grad.numpy(), bt.grad.numpy()]
+        return [out.detach().numpy(), xt.grad.detach().numpy(), wt.grad.detach().numpy(), bt.grad.detach().numpy()]
 
     engines: dict[str, Callable[[], Any]] = {"duograd": duograd_fn}
     torch = ctx.torch

@@ -10,8 +10,13 @@ level is the tensor engine (NumPy arrays, hand-written vector-Jacobian products)
 array([2., 4.])
 """
 
-from ._tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
+from ._tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, tensor, zeros,
                      zeros_like)
+from ._tensor import (bool_ as bool, device, float32, float64, get_default_dtype, int32,  # noqa: A001
+                      int64, result_type, set_default_dtype)
+from ._tensor import float32 as float, float64 as double, int32 as int, int64 as long  # noqa: A001
+from .random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
+                     randperm)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,  # noqa: A001
                   cos, cumsum, exp, log, log_softmax, logsumexp, matmul, maximum, mean,
@@ -35,7 +40,7 @@ from .elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, ceil, co
 from . import linalg  # noqa: E402
 from .linalg import addmm, baddbmm, bmm, dot, einsum, mm, mv, outer, tensor_norm as norm  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
+from . import autograd, func, nn, optim, random, viz  # noqa: E402  (after the engine they build on)
 from .nn.functional import celu, prelu, selu  # noqa: E402  (torch has them at the top level too)
 from .capture import Compiled, compile  # noqa: E402,A001
 from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.retain_grad)
@@ -45,7 +50,9 @@ from .checkpoint import checkpoint  # noqa: E402
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
-    "linspace", "randn",
+    "linspace", "randn", "rand", "randint", "randperm", "normal", "rand_like", "randn_like",
+    "manual_seed", "set_default_dtype", "get_default_dtype", "result_type", "device",
+    "bool", "int32", "int64", "float32", "float64", "long", "int", "float", "double",
     "matmul", "maximum", "minimum", "where", "concatenate", "stack",
     "exp", "log", "sqrt", "tanh", "sigmoid", "relu", "softplus", "sin", "cos", "abs", "clip",
     "sum", "mean", "var", "max", "min", "logsumexp", "softmax", "log_softmax", "cumsum",

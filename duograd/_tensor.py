@@ -19,6 +19,7 @@ How a Tensor is made, one way for each purpose:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -31,25 +32,135 @@ _new = object.__new__
 # as a Python number (which a replay would freeze).
 _capture: Any = None
 _ndarray = np.ndarray
-_FLOATS = (np.float16, np.float32, np.float64)
-_FLOAT64 = np.dtype(np.float64)
+
+# ---------------------------------------------------------------- dtypes
+# Each is the NumPy dtype of the same name (``t.dtype == dg.float64 == np.float64``).
+bool_ = np.dtype(np.bool_)
+int32 = np.dtype(np.int32)
+int64 = np.dtype(np.int64)
+float32 = np.dtype(np.float32)
+float64 = np.dtype(np.float64)
+_FLOAT64 = float64
+_default_float = float64  # the dtype of Python floats (set_default_dtype)
+_CATEGORY = {"b": 0, "i": 1, "u": 1, "f": 2}  # torch's categories: bool < integer < floating
+# A cast with history, ``ops.astype`` (set by ops.py: this module imports nothing from duograd).
+_cast: Any = None
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Make ``dtype`` (float32 or float64) the dtype of Python floats and of float creation.
+
+    >>> import duograd as dg
+    >>> dg.set_default_dtype(dg.float32)
+    >>> dg.tensor([1.5]).dtype, dg.get_default_dtype()
+    (dtype('float32'), dtype('float32'))
+    >>> dg.set_default_dtype(dg.float64)
+    """
+    global _default_float
+    dt = _dtype_of(dtype, "set_default_dtype")
+    if dt not in (float32, float64):
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
+                        f"default type, got {dt}")
+    _default_float = dt
+    _CONSTANTS.clear()
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype Python floats become (float64 unless ``set_default_dtype`` changed it).
+
+    >>> import duograd as dg
+    >>> dg.get_default_dtype()
+    dtype('float64')
+    """
+    return _default_float
+
+
+def _dtype_of(dtype: Any, op: str) -> np.dtype:
+    """``dtype`` (a dg / NumPy dtype, ``float``, ``int``, ``bool`` or a name) as a NumPy dtype
+    the engine holds, or a TypeError naming ``op``."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{op}: {dtype!r} is not a dtype") from None
+    if dt.kind not in "biuf":
+        raise TypeError(f"{op}: unsupported dtype {dt}; expected bool, an integer or a float dtype")
+    return dt
+
+
+class device:
+    """Where a tensor lives: duograd has one device, the CPU (``dg.device("cpu")``).
+
+    >>> import duograd as dg
+    >>> dg.device("cpu"), dg.zeros(2, device="cpu").device
+    (device(type='cpu'), device(type='cpu'))
+    """
+
+    __slots__ = ("type",)
+
+    def __init__(self, type: Any = "cpu") -> None:  # noqa: A002 (torch's name)
+        self.type = _check_device(type).type if isinstance(type, device) else _device_name(type)
+
+    def __repr__(self) -> str:
+        return f"device(type={self.type!r})"
+
+    def __str__(self) -> str:
+        return self.type
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, (device, str)) and str(other) == self.type
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+
+def _device_name(name: Any) -> str:
+    if isinstance(name, str) and name in ("cpu", "cpu:0"):
+        return "cpu"
+    raise RuntimeError(f"device: duograd runs on the CPU only; expected 'cpu' or "
+                       f"dg.device('cpu'), got {name!r}")
+
+
+def _check_device(dev: Any) -> "device":
+    """``dev`` (None, "cpu" or a ``device``) checked: anything but the CPU raises."""
+    if dev is None or isinstance(dev, device):
+        return _CPU
+    _device_name(dev)
+    return _CPU
+
+
+_CPU = device("cpu")
+
+
+def _check_grad(t: "Tensor", flag: Any, op: str) -> bool:
+    """``flag`` as a bool; True on a tensor that is not floating raises, as torch."""
+    if flag and t._data.dtype.kind != "f":
+        raise RuntimeError(f"{op}: only Tensors of floating point dtype can require gradients "
+                           f"(this one is {t._data.dtype}, shape {t._data.shape})")
+    return bool(flag)
 
 
 def _as_array(data: Any, dtype: Any = None, op: str = "tensor", copy: bool = False) -> np.ndarray:
-    """NumPy's view of ``data``: floats keep their dtype, everything else becomes float64.
-    With ``copy`` the result never shares memory with ``data``."""
+    """NumPy's view of ``data`` with torch's dtypes: arrays keep theirs; Python bools give bool,
+    ints int64, floats the default float dtype. With ``copy`` the result never shares memory
+    with ``data``."""
     if isinstance(data, Tensor):
         data = data._data
+    want = None if dtype is None else _dtype_of(dtype, op)
     try:
-        arr = np.array(data, dtype=dtype) if copy else np.asarray(data, dtype=dtype)
-    except (TypeError, ValueError) as e:
+        if isinstance(data, (np.ndarray, np.generic)):
+            arr = np.array(data, dtype=want) if copy else np.asarray(data, dtype=want)
+        else:
+            arr = np.array(data) if want is None else np.array(data, dtype=want)
+            if want is None and arr.dtype == float64 and _default_float is not float64:
+                arr = arr.astype(_default_float)
+            elif want is None and arr.dtype.kind in "iu" and arr.dtype != int64:
+                arr = arr.astype(int64)  # Python ints are int64 (NumPy may pick another width)
+    except (TypeError, ValueError, RuntimeError) as e:
         raise TypeError(f"{op}: cannot make a tensor from {type(data).__name__} ({e}); "
                         "expected numbers, nested lists of numbers or a NumPy array") from None
     if arr.dtype.kind not in "biuf":
         raise TypeError(f"{op}: cannot make a tensor from data of dtype {arr.dtype}; "
                         "expected numbers, nested lists of numbers or a NumPy array")
-    if arr.dtype.type not in _FLOATS:
-        arr = arr.astype(np.float64)
     return arr
 
 
@@ -94,19 +205,11 @@ def _draw(fn: Any, *args: Any) -> np.ndarray:
     return out
 
 
-def _convert(x: Any, dtype: Any) -> np.ndarray:
-    """An array operand as the engine holds it: float and bool kept, integers cast."""
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "biuf":
-        raise TypeError(f"unsupported operand of dtype {arr.dtype}")
-    return arr if arr.dtype.kind in "fb" else arr.astype(dtype)
-
-
 class Tensor:
     """An n-dimensional array that records the operations applied to it.
 
-    ``Tensor(data, requires_grad=False, dtype=None)`` is the same as ``dg.tensor``: a
-    new leaf holding a copy of ``data``.
+    ``Tensor(data, requires_grad=False, dtype=None, device=None)`` is the same as
+    ``dg.tensor``: a new leaf holding a copy of ``data``.
 
     >>> import duograd as dg
     >>> x = dg.tensor([[1.0, 2.0]], requires_grad=True)
@@ -122,12 +225,16 @@ class Tensor:
     # the engine keys its dicts and sets by Tensor.
     __hash__ = object.__hash__
 
-    def __new__(cls, data: Any, requires_grad: bool = False, dtype: Any = None) -> "Tensor":
+    def __new__(cls, data: Any, requires_grad: bool = False, dtype: Any = None,
+                device: Any = None) -> "Tensor":
+        _check_device(device)
         if isinstance(data, (Tensor, np.ndarray)):
             arr = _derive(_as_array, data, dtype=dtype, copy=True)
         else:  # numbers and lists are values of the call, not arrays that can change
             arr = _as_array(data, dtype, copy=True)
-        return _wrap(arr, bool(requires_grad))
+        t = _wrap(arr)
+        t.requires_grad = _check_grad(t, requires_grad, "tensor")
+        return t
 
     # ------------------------------------------------------------ gradient
     @property
@@ -153,6 +260,8 @@ class Tensor:
         if _capture is not None:
             _capture.read_value("assigning .data")
         arr = _as_array(value, op="Tensor.data")
+        if arr.dtype.kind != "f" and self.requires_grad:
+            arr = arr.astype(self._data.dtype)  # a tensor that requires grad stays floating
         if arr.shape != self._data.shape:
             raise ValueError(f"Tensor.data: cannot assign an array of shape {arr.shape} "
                              f"to a tensor of shape {self._data.shape}")
@@ -178,11 +287,36 @@ class Tensor:
     def is_leaf(self) -> bool:
         return self._op is None
 
+    @property
+    def device(self) -> "device":
+        """Where the values live: always ``dg.device("cpu")``."""
+        return _CPU
+
     def numpy(self) -> np.ndarray:
-        """The values as a NumPy array (shared, not copied)."""
+        """The values as a NumPy array (shared, not copied). A tensor that requires grad
+        raises, as torch's does: a plain array would silently leave the graph, so say so
+        with ``.detach().numpy()``.
+
+        >>> import duograd as dg
+        >>> dg.tensor([1.0, 2.0]).numpy()
+        array([1., 2.])
+        """
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         if _capture is not None:
             _capture.read_value("numpy()")
         return self._data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        """``np.asarray(t)``: the values, with ``numpy()``'s rule for a tensor that requires grad."""
+        if self.requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if _capture is not None:
+            _capture.read_value("np.asarray()")
+        arr = self._data if dtype is None else self._data.astype(dtype, copy=False)
+        return arr.copy() if copy else arr
 
     def item(self) -> float:
         """The single value of a one-element tensor, as a Python number."""
@@ -219,15 +353,16 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return len(self._data)
 
-    def requires_grad_(self, flag: bool = True) -> "Tensor":
-        """Set ``requires_grad`` in place and return the tensor."""
-        self.requires_grad = bool(flag)
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place and return the tensor (only a floating tensor can
+        require grad, as in torch)."""
+        self.requires_grad = _check_grad(self, requires_grad, "requires_grad_")
         return self
 
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", prefix="tensor(")
         extra = ", requires_grad=True" if self.requires_grad else ""
-        if self._data.dtype != np.float64:
+        if self._data.dtype not in (_default_float, int64, bool_):
             extra += f", dtype={self._data.dtype}"
         return f"tensor({body}{extra})"
 
@@ -237,31 +372,46 @@ class Tensor:
 _CONSTANTS: dict = {}
 
 
-def _as_tensor(x: Any, dtype: Any = np.float64, op: str = "tensor") -> Tensor:
-    """``x`` itself if it is a Tensor, else a graph-less constant of it.
+def _number(x: Any, dtype: np.dtype) -> Tensor:
+    """A Python number as a graph-less 0-d constant of ``dtype``, shared between calls
+    (they recur: 1 - x, x * 0.5); that is safe because a constant never requires grad,
+    never gets a tangent and is never written to. Zero is not shared, so -0.0 keeps its
+    sign, and neither is nan."""
+    key = (x, dtype)
+    t = _CONSTANTS.get(key)
+    if t is None:
+        t = _wrap(np.array(x, dtype=dtype))
+        if x and x == x:
+            if len(_CONSTANTS) > 4096:
+                _CONSTANTS.clear()
+            _CONSTANTS[key] = t
+    return t
 
-    A Python number takes ``dtype`` (so a float32 tensor times 2 stays float32) and is
-    shared between calls (they recur: 1 - x, x * 0.5); that is safe because a constant
-    never requires grad, never gets a tangent and is never written to. Zero is not
-    shared, so -0.0 keeps its sign. Float arrays keep their dtype, as in NumPy, and a
-    bool mask stays bool (NumPy's product with it keeps the other operand's dtype)."""
+
+def _number_dtype(x: Any) -> np.dtype | None:
+    """The dtype torch gives the Python number ``x`` on its own, or None if it is not one."""
+    if isinstance(x, (bool, np.bool_)):
+        return bool_
+    if isinstance(x, (int, np.integer)):
+        return int64
+    if isinstance(x, (float, np.floating)):
+        return _default_float
+    return None
+
+
+def _as_tensor(x: Any, dtype: Any = None, op: str = "tensor") -> Tensor:
+    """``x`` itself if it is a Tensor, else a graph-less constant of it: of ``dtype`` when
+    given, else with torch's inference (a Python float takes the default float dtype, an
+    int int64, an array keeps its dtype)."""
     if isinstance(x, Tensor):
         return x
-    if type(x) is float or type(x) is int:
-        key = (x, dtype)
-        t = _CONSTANTS.get(key)
-        if t is None:
-            t = _wrap(np.array(x, dtype=dtype))
-            if x and x == x:
-                if len(_CONSTANTS) > 4096:
-                    _CONSTANTS.clear()
-                _CONSTANTS[key] = t
-        return t
-    if isinstance(x, (int, float, np.number, np.bool_)) and not isinstance(x, (complex, np.complexfloating)):
-        return _wrap(np.array(x, dtype=dtype))
+    if type(x) is float or type(x) is int or isinstance(x, (bool, np.number, np.bool_)) \
+            and not isinstance(x, np.complexfloating):
+        return _number(x, _number_dtype(x) if dtype is None else np.dtype(dtype))
     if isinstance(x, (np.ndarray, list, tuple)):
         try:
-            arr = _derive(_convert, x, dtype=dtype) if isinstance(x, np.ndarray) else _convert(x, dtype)
+            arr = _derive(_as_array, x, dtype=dtype, op=op) if isinstance(x, np.ndarray) \
+                else _as_array(x, dtype, op)
         except TypeError as e:
             raise TypeError(f"{op}: {e}; expected a Tensor, a number or a NumPy array of "
                             "numbers") from None
@@ -271,48 +421,141 @@ def _as_tensor(x: Any, dtype: Any = np.float64, op: str = "tensor") -> Tensor:
 
 
 def _lift_all(op: str, args: tuple) -> tuple[Tensor, ...]:
-    """Operands of ``op`` as Tensors; numbers take the dtype of the first float Tensor."""
-    dtype = _FLOAT64
+    """Operands of ``op`` as Tensors of one dtype, by torch's promotion (``result_type``).
+
+    The common case first and cheaply: a float Tensor with a Python number (``x * 2``,
+    ``1 - x``) gives the number the Tensor's dtype."""
+    if len(args) == 2:
+        a, b = args
+        if type(a) is Tensor:
+            if type(b) is float or type(b) is int:
+                dt = a._data.dtype
+                if dt.kind == "f":
+                    return a, _number(b, dt)
+            elif type(b) is Tensor:
+                da, db = a._data.dtype, b._data.dtype
+                # One dtype, or a bool mask (NumPy keeps the other dtype, as torch's table).
+                if da is db or (da.kind == "b" or db.kind == "b") and op != "sub":
+                    return args
+        elif type(b) is Tensor and (type(a) is float or type(a) is int):
+            dt = b._data.dtype
+            if dt.kind == "f":
+                return _number(a, dt), b
+    return _promote(op, args)
+
+
+def result_type(*operands: Any) -> np.dtype:
+    """The dtype of an elementwise operation on ``operands``, by torch's rule: categories
+    bool < integer < floating; within the highest category, a dimensioned tensor decides
+    over 0-d tensors, and those over Python numbers; a number of a higher category than
+    every tensor gives that category's default (int64, or the default float dtype).
+
+    >>> import duograd as dg
+    >>> dg.result_type(dg.tensor([1, 2]), 2.5), dg.result_type(dg.ones(2, dtype=dg.float32), dg.tensor(1.0))
+    (dtype('float64'), dtype('float32'))
+    """
+    return _result_type(operands, "result_type")
+
+
+def _result_type(args: Any, op: str) -> np.dtype:
+    dims: list = []
+    zeros: list = []
+    num_cat = -1
     for a in args:
-        if isinstance(a, Tensor) and a._data.dtype.kind == "f":  # not a bool mask
-            dtype = a._data.dtype
-            break
-    return tuple([a if isinstance(a, Tensor) else _as_tensor(a, dtype, op) for a in args])
+        if isinstance(a, Tensor):
+            a = a._data
+        if isinstance(a, np.ndarray):
+            (dims if a.ndim else zeros).append(a.dtype)
+            continue
+        dt = _number_dtype(a)
+        if dt is None:
+            if isinstance(a, (list, tuple)):
+                arr = _as_array(a, op=op)
+                (dims if arr.ndim else zeros).append(arr.dtype)
+                continue
+            raise TypeError(f"{op}: unsupported operand type {type(a).__name__}; expected a "
+                            "Tensor, a number or a NumPy array")
+        num_cat = max(num_cat, _CATEGORY[dt.kind])
+    res, cat = None, -1
+    for group in (dims, zeros):
+        if group:
+            top = max(_CATEGORY.get(d.kind, 3) for d in group)
+            if top == 3:
+                bad = next(d for d in group if d.kind not in _CATEGORY)
+                raise TypeError(f"{op}: unsupported operand of dtype {bad}")
+            if top > cat:
+                same = [d for d in group if _CATEGORY[d.kind] == top]
+                res, cat = (same[0] if len(same) == 1 else np.result_type(*same)), top
+    if num_cat > cat:
+        res = (bool_, int64, _default_float)[num_cat]
+    return res
+
+
+def _promote(op: str, args: tuple) -> tuple[Tensor, ...]:
+    """Every operand as a Tensor of torch's result dtype. Bool Tensors are left as they are
+    (NumPy computes with them as 0 and 1 and keeps the other dtype; a condition stays a
+    condition); a Tensor of another dtype gets a cast with history."""
+    res = _result_type(args, op)
+    if op == "sub" and any(isinstance(a, (bool, np.bool_)) or getattr(a, "dtype", None) == bool_
+                           for a in args):
+        raise RuntimeError("sub: Subtraction, the `-` operator, with a bool tensor is not "
+                           "supported. If you are trying to invert a mask, use the `~` or "
+                           "`logical_not()` operator instead.")
+    out = []
+    for a in args:
+        if isinstance(a, Tensor):
+            dt = a._data.dtype
+            if dt != res and dt.kind != "b":
+                a = _cast(a, res)
+        elif isinstance(a, np.ndarray):
+            a = _wrap(_derive(_operand_array, a, dtype=res))
+        elif isinstance(a, (list, tuple)):
+            a = _wrap(_operand_array(_as_array(a, op=op), res))
+        else:
+            a = _number(a, res)
+        out.append(a)
+    return tuple(out)
+
+
+def _operand_array(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """An array operand in the operation's dtype (bool kept, see ``_promote``)."""
+    return arr if arr.dtype == dtype or arr.dtype.kind == "b" else arr.astype(dtype)
 
 
 # ---------------------------------------------------------------- creation
 
-def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A new leaf Tensor holding a copy of ``data`` (changing ``data`` afterwards never
-    changes it). Numbers, lists and integer arrays become float64; a float32 array
-    stays float32 unless ``dtype`` says otherwise.
+    changes it), as ``torch.tensor``. Without ``dtype``: Python bools give bool, ints
+    int64, floats the default float dtype (float64); an array keeps its dtype.
 
     >>> import duograd as dg
     >>> a = np.array([1.0, 2.0])
     >>> t = dg.tensor(a)
     >>> a[0] = 99.0
-    >>> t.numpy(), dg.tensor([1, 2]).dtype
-    (array([1., 2.]), dtype('float64'))
+    >>> t.numpy(), dg.tensor([1, 2]).dtype, dg.tensor([1, 2], dtype=dg.float32).dtype
+    (array([1., 2.]), dtype('int64'), dtype('float32'))
     """
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
 def from_numpy(array: np.ndarray, requires_grad: bool = False) -> Tensor:
-    """A leaf Tensor sharing memory with a float ``array``, as ``torch.from_numpy``:
-    changes to either are seen by the other (an optimizer step included).
+    """A leaf Tensor sharing memory with ``array`` (any bool, integer or float dtype), as
+    ``torch.from_numpy``: changes to either are seen by the other (an optimizer step
+    included). ``requires_grad`` (not in torch's signature) makes it a leaf that requires grad.
 
     >>> import duograd as dg
     >>> a = np.zeros(2)
     >>> t = dg.from_numpy(a)
     >>> a[0] = 5.0
-    >>> t.numpy()
-    array([5., 0.])
+    >>> t.numpy(), dg.from_numpy(np.arange(3)).dtype
+    (array([5., 0.]), dtype('int64'))
     """
-    if not isinstance(array, np.ndarray) or array.dtype.type not in _FLOATS:
+    if not isinstance(array, np.ndarray) or array.dtype.kind not in "biuf":
         kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
-        raise TypeError(f"from_numpy: expected a float NumPy array, got {kind}; "
-                        "use dg.tensor to convert (it copies)")
-    return _wrap(array, bool(requires_grad))
+        raise TypeError(f"from_numpy: expected a NumPy array of bool, integer or float dtype, "
+                        f"got {kind}")
+    return _made(array, requires_grad, None, "from_numpy")
 
 
 def _shape_of(shape: tuple) -> tuple[int, ...]:
@@ -324,88 +567,111 @@ def _shape_of(shape: tuple) -> tuple[int, ...]:
     return shape
 
 
-def zeros(*shape: Any, requires_grad: bool = False, dtype: Any = np.float64) -> Tensor:
-    """A Tensor of zeros: ``dg.zeros((2, 3))`` or ``dg.zeros(2, 3)``.
+def _made(data: np.ndarray, requires_grad: Any, device: Any, op: str) -> Tensor:
+    """A new leaf of a creation function, with its ``requires_grad`` and ``device`` checked."""
+    _check_device(device)
+    t = _wrap(data)
+    t.requires_grad = _check_grad(t, requires_grad, op)
+    return t
+
+
+def _float_dtype(dtype: Any, op: str) -> np.dtype:
+    return _default_float if dtype is None else _dtype_of(dtype, op)
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A Tensor of zeros: ``dg.zeros((2, 3))`` or ``dg.zeros(2, 3)`` (the default float dtype).
 
     >>> import duograd as dg
-    >>> dg.zeros((2, 3)).shape
-    (2, 3)
+    >>> dg.zeros((2, 3)).shape, dg.zeros(2, dtype=dg.int64).dtype
+    ((2, 3), dtype('int64'))
     """
-    return _wrap(np.zeros(_shape_of(shape), dtype=dtype), bool(requires_grad))
+    return _made(np.zeros(_shape_of(size), dtype=_float_dtype(dtype, "zeros")), requires_grad,
+                 device, "zeros")
 
 
-def ones(*shape: Any, requires_grad: bool = False, dtype: Any = np.float64) -> Tensor:
-    """A Tensor of ones: ``dg.ones((2, 3))`` or ``dg.ones(2, 3)``.
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A Tensor of ones: ``dg.ones((2, 3))`` or ``dg.ones(2, 3)`` (the default float dtype).
 
     >>> import duograd as dg
     >>> float(dg.ones(3).sum())
     3.0
     """
-    return _wrap(np.ones(_shape_of(shape), dtype=dtype), bool(requires_grad))
+    return _made(np.ones(_shape_of(size), dtype=_float_dtype(dtype, "ones")), requires_grad,
+                 device, "ones")
 
 
-def zeros_like(t: Any, requires_grad: bool = False) -> Tensor:
-    """Zeros of ``t``'s shape and dtype.
+def _like(t: Any, dtype: Any, op: str) -> tuple[tuple[int, ...], np.dtype]:
+    arr = _as_tensor(t, op=op)._data
+    return arr.shape, arr.dtype if dtype is None else _dtype_of(dtype, op)
+
+
+def zeros_like(input: Any, dtype: Any = None, requires_grad: bool = False,  # noqa: A002
+               device: Any = None) -> Tensor:
+    """Zeros of ``input``'s shape and dtype (or ``dtype``).
 
     >>> import duograd as dg
     >>> dg.zeros_like(dg.ones(2, dtype=np.float32)).dtype
     dtype('float32')
     """
-    return _wrap(np.zeros_like(_as_tensor(t)._data), bool(requires_grad))
+    shape, dt = _like(input, dtype, "zeros_like")
+    return _made(np.zeros(shape, dt), requires_grad, device, "zeros_like")
 
 
-def ones_like(t: Any, requires_grad: bool = False) -> Tensor:
-    """Ones of ``t``'s shape and dtype.
+def ones_like(input: Any, dtype: Any = None, requires_grad: bool = False,  # noqa: A002
+              device: Any = None) -> Tensor:
+    """Ones of ``input``'s shape and dtype (or ``dtype``).
 
     >>> import duograd as dg
     >>> dg.ones_like(dg.zeros(2)).numpy()
     array([1., 1.])
     """
-    return _wrap(np.ones_like(_as_tensor(t)._data), bool(requires_grad))
+    shape, dt = _like(input, dtype, "ones_like")
+    return _made(np.ones(shape, dt), requires_grad, device, "ones_like")
 
 
-def arange(start: float, stop: float | None = None, step: float = 1,
-           requires_grad: bool = False) -> Tensor:
-    """Evenly spaced values in [start, stop), float64 (``numpy.arange``).
+def arange(start: Any, end: Any = None, step: Any = 1, *, dtype: Any = None,
+           requires_grad: bool = False, device: Any = None) -> Tensor:
+    """Evenly spaced values in [start, end): int64 when every argument is an int, else the
+    default float dtype, as torch.
 
     >>> import duograd as dg
-    >>> dg.arange(3).numpy()
-    array([0., 1., 2.])
+    >>> dg.arange(3), dg.arange(0, 1, 0.5)
+    (tensor([0, 1, 2]), tensor([0. , 0.5]))
     """
-    data = np.arange(start, step=step, dtype=np.float64) if stop is None else \
-        np.arange(start, stop, step, dtype=np.float64)
-    return _wrap(data, bool(requires_grad))
+    if end is None:
+        start, end = 0, start
+    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) or
+               isinstance(v, Tensor) and v.dtype.kind in "iu" for v in (start, end, step))
+    dt = (int64 if ints else _default_float) if dtype is None else _dtype_of(dtype, "arange")
+    if step == 0:
+        raise RuntimeError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(f"arange: upper bound and larger bound inconsistent with step sign "
+                           f"(start {start}, end {end}, step {step})")
+    vals = [float(v) if not ints else int(v) for v in (start, end, step)]
+    n = max(0, math.ceil((vals[1] - vals[0]) / vals[2]))  # torch's count: computed in double
+    data = (vals[0] + np.arange(n, dtype=np.float64 if not ints else np.int64) * vals[2]).astype(dt)
+    return _made(data, requires_grad, device, "arange")
 
 
-def linspace(start: float, stop: float, num: int, requires_grad: bool = False) -> Tensor:
-    """``num`` evenly spaced values from ``start`` to ``stop`` inclusive, float64.
+def linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, requires_grad: bool = False,
+             device: Any = None) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (the default float
+    dtype).
 
     >>> import duograd as dg
     >>> dg.linspace(0, 1, 3).numpy()
     array([0. , 0.5, 1. ])
     """
-    return _wrap(np.linspace(start, stop, num, dtype=np.float64), bool(requires_grad))
-
-
-def as_rng(rng: Any = None) -> np.random.Generator:
-    """A ``numpy.random.Generator`` from a Generator, an int seed or None.
-
-    >>> bool(as_rng(0).integers(10) == as_rng(0).integers(10))
-    True
-    """
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
-
-
-def randn(*shape: Any, rng: Any = None, requires_grad: bool = False) -> Tensor:
-    """Standard normal samples; ``rng`` is a ``numpy.random.Generator`` or an int seed.
-
-    >>> import duograd as dg
-    >>> dg.randn(2, 3, rng=0).shape
-    (2, 3)
-    """
-    return _wrap(as_rng(rng).standard_normal(_shape_of(shape)), bool(requires_grad))
-
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool) or steps < 0:
+        raise RuntimeError(f"linspace: number of steps must be a non-negative int, got {steps!r}")
+    dt = _float_dtype(dtype, "linspace")
+    # torch's formula, in the result's dtype: the first half counts up from start, the
+    # second half down from end (NumPy's linspace can differ from it in the last bit).
+    n = int(steps)
+    lo, hi = dt.type(start), dt.type(end)
+    i = np.arange(n)
+    step = (hi - lo) / dt.type(max(n - 1, 1))
+    data = np.where((i < n // 2) | (n == 1), lo + step * i.astype(dt), hi - step * (n - 1 - i).astype(dt))
+    return _made(data.astype(dt, copy=False), requires_grad, device, "linspace")

@@ -180,6 +180,10 @@ class Primitive:
             if type(a) is not Tensor:
                 xs = _lift_all(self.name, args)
                 break
+        else:  # two Tensors of different dtypes: torch's promotion (the cheap test first)
+            if len(args) == 2 and args[0]._data.dtype is not args[1]._data.dtype and \
+                    (self.jvp == ELEMENTWISE or not self.differentiable):
+                xs = _lift_all(self.name, args)
         try:  # by arity: unpacking a list for the common cases costs more than the branch
             if len(xs) == 2:
                 data = self.forward(xs[0]._data, xs[1]._data, **kw)
@@ -554,6 +558,8 @@ def _seed(out: Tensor, g: Any, op: str) -> Tensor:
     g = g if isinstance(g, Tensor) else _wrap(np.asarray(g, dtype=out.dtype))
     if g.shape != out.shape:
         raise ValueError(f"{op}: the gradient has shape {g.shape} but the output has shape {out.shape}")
+    if g.dtype != out.dtype:  # as torch: the seed takes the output's dtype (float32 stays float32)
+        g = g.astype(out.dtype)
     return g
 
 

@@ -32,7 +32,7 @@ nothing.
 >>> import duograd as dg
 >>> x = dg.ones((1, 1, 3, 3), requires_grad=True)
 >>> y = dg.conv2d(x, dg.ones((1, 1, 2, 2)))
->>> y.numpy()
+>>> y.detach().numpy()
 array([[[[4., 4.],
          [4., 4.]]]])
 >>> y.sum().backward()
@@ -257,7 +257,7 @@ def max_pool2d(x: Any, kernel_size: Any, stride: Any = None, padding: Any = 0) -
     >>> import duograd as dg
     >>> x = dg.tensor(np.arange(16.0).reshape(1, 1, 4, 4), requires_grad=True)
     >>> y = dg.max_pool2d(x, 2)
-    >>> y.numpy()
+    >>> y.detach().numpy()
     array([[[[ 5.,  7.],
              [13., 15.]]]])
     >>> y.sum().backward()

@@ -203,7 +203,7 @@ def frac(x: Any) -> Tensor:
     """
     x = _lift_all("frac", (x,))[0]
     if x.dtype.kind != "f":
-        raise RuntimeError(f"frac: needs a floating-point tensor, got {x.dtype} of shape {x.shape}")
+        raise NotImplementedError(f"frac: needs a floating-point tensor, got {x.dtype} of shape {x.shape}")
     return x - trunc_p(x)
 
 

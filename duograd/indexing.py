@@ -19,7 +19,7 @@ naming the operation and the shapes.
 
 >>> import duograd as dg
 >>> x = dg.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
->>> dg.gather(x, 1, dg.tensor([[1], [0]])).numpy()
+>>> dg.gather(x, 1, dg.tensor([[1], [0]])).detach().numpy()
 array([[2.],
        [3.]])
 """

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import autograd, elementwise as ew, indexing, linalg, ops, reductions
+from . import _tensor, autograd, elementwise as ew, indexing, linalg, ops, reductions
 from ._tensor import Tensor
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
@@ -237,12 +237,54 @@ class _Methods:
         return ops.astype(self, dtype)
 
     def float(self) -> Tensor:
-        """A differentiable cast to float32."""
-        return ops.astype(self, np.float32)
+        """A differentiable cast to float32 (``self`` when it is float32 already, as torch)."""
+        return _cast(self, np.float32)
 
     def double(self) -> Tensor:
-        """A differentiable cast to float64."""
-        return ops.astype(self, np.float64)
+        """A differentiable cast to float64 (``self`` when it is float64 already, as torch)."""
+        return _cast(self, np.float64)
+
+    # ------------------------------------------------------------ casts (dtypes branch)
+    def long(self) -> Tensor:
+        """A cast to int64, without history (``self`` when it is int64 already)."""
+        return _cast(self, np.int64)
+
+    def int(self) -> Tensor:
+        """A cast to int32, without history (``self`` when it is int32 already)."""
+        return _cast(self, np.int32)
+
+    def bool(self) -> Tensor:
+        """A cast to bool (nonzero is True), without history."""
+        return _cast(self, np.bool_)
+
+    def type(self, dtype: Any = None) -> Any:
+        """``self`` cast to ``dtype``; with no argument, torch's type name
+        (``"torch.DoubleTensor"``)."""
+        if dtype is None:
+            return _TYPE_NAMES.get(self.dtype.name, f"torch.{self.dtype.name}")
+        return _cast(self, dtype)
+
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False,
+           non_blocking: bool = False) -> Tensor:
+        """``self`` on ``device`` (only "cpu") with ``dtype``, as torch's ``to``:
+        ``t.to(dg.float32)``, ``t.to("cpu")``, ``t.to("cpu", dg.float64)``, ``t.to(other)``
+        (other's dtype). Returns ``self`` when nothing changes, unless ``copy``."""
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype if dtype is None else dtype
+            elif isinstance(a, (str, _tensor.device)):
+                device = a
+            elif dtype is None:
+                dtype = a
+            else:
+                raise TypeError(f"to: unexpected argument {a!r} (after dtype {dtype!r})")
+        _tensor._check_device(device)
+        out = self if dtype is None else _cast(self, dtype)
+        return ops.identity_p(out) if copy and out is self else out
+
+    def cpu(self) -> Tensor:
+        """``self``: duograd's tensors live on the CPU."""
+        return self
 
     def detach(self) -> Tensor:
         """The same values (shared) with no history and no tangents."""
@@ -269,6 +311,18 @@ class _Methods:
             raise TypeError(f"{func.__module__}.{func.__name__} has no duograd counterpart for Tensors; use "
                             ".numpy() for a plain array")
         return fn(*args, **kwargs)
+
+
+def _cast(x: Tensor, dtype: Any) -> Tensor:
+    """``x`` itself when it has ``dtype`` already (as torch's casts), else ``ops.astype``."""
+    dt = _tensor._dtype_of(dtype, "to")
+    return x if x.dtype == dt else ops.astype(x, dt)
+
+
+_TYPE_NAMES = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+               "int32": "torch.IntTensor", "int64": "torch.LongTensor", "bool": "torch.BoolTensor",
+               "float16": "torch.HalfTensor", "int16": "torch.ShortTensor",
+               "int8": "torch.CharTensor", "uint8": "torch.ByteTensor"}
 
 
 # NumPy's ufuncs and functions that have a duograd counterpart: np.exp(t) is t.exp().

@@ -37,7 +37,8 @@ import numpy as np
 
 from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, ones_like_p, zeros_like_p  # noqa: F401
 from .shapes import broadcast_shape, keepdims_shape, normalize_axes, sum_to
-from ._tensor import Tensor, _derive, _lift_all, _shape_of, _wrap
+from . import _tensor
+from ._tensor import Tensor, _derive, _dtype_of, _lift_all, _shape_of, _wrap
 
 # ====================================================================== selectors
 # Never differentiated: they are locally constant, so their derivative is zero and a
@@ -100,7 +101,15 @@ sub_p = Primitive("sub", np.subtract, vjp=(lambda g, out, x, y: g,
                                            lambda g, out, x, y: -g), jvp=ELEMENTWISE)
 mul_p = Primitive("mul", np.multiply, vjp=(lambda g, out, x, y: g * y,
                                            lambda g, out, x, y: g * x), jvp=ELEMENTWISE)
-div_p = Primitive("div", np.divide, vjp=(lambda g, out, x, y: g / y,
+def _true_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # NOTE: `/` of integers (or bools) is true division in the default float dtype, as torch.
+    out = np.divide(x, y)
+    if out.dtype is not _tensor._default_float and x.dtype.kind != "f" and y.dtype.kind != "f":
+        out = out.astype(_tensor._default_float)
+    return out
+
+
+div_p = Primitive("div", _true_divide, vjp=(lambda g, out, x, y: g / y,
                                          lambda g, out, x, y: -(g * out) / y), jvp=ELEMENTWISE)
 
 
@@ -154,6 +163,8 @@ where_p = Primitive("where", np.where,
 
 cast_p = Primitive("cast", lambda x, dtype: x.astype(dtype, copy=False),
                    vjp=(lambda g, out, x, dtype: g,), jvp=LINEAR)  # the engine casts g back
+# A cast to an integer or bool dtype has no derivative and no history, as in torch.
+cast_nodiff_p = _selector("cast", lambda x, dtype: x.astype(dtype, copy=False))
 identity_p = Primitive("identity", lambda x: x, vjp=(lambda g, out, x: g,), jvp=LINEAR)
 # Both cut the reverse-mode graph. detach also drops forward-mode tangents (as
 # torch.Tensor.detach); stop_gradient keeps them, for transforms that hand back a value
@@ -331,8 +342,19 @@ def where(cond: Any, x: Any, y: Any) -> Tensor:
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:
-    """A differentiable cast (the gradient is cast back to ``x``'s dtype)."""
-    return cast_p(x, dtype=np.dtype(dtype))
+    """``x`` cast to ``dtype``: differentiable between floating dtypes (the gradient is cast
+    back to ``x``'s dtype); a cast to an integer or bool dtype has no history, as in torch.
+
+    >>> import duograd as dg
+    >>> x = dg.tensor([1.5, -2.0], requires_grad=True)
+    >>> dg.ops.astype(x, dg.float32).requires_grad, dg.ops.astype(x, dg.int64)
+    (True, tensor([ 1, -2]))
+    """
+    dt = _dtype_of(dtype, "astype")
+    return (cast_p if dt.kind == "f" else cast_nodiff_p)(x, dtype=dt)
+
+
+_tensor._cast = astype  # how _tensor's promotion casts an operand (it imports nothing from here)
 
 
 def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
@@ -590,22 +612,57 @@ def _index_part(i: Any) -> Any:
     # selection is fixed when the index is built, so it is a parameter, not an input.
     if isinstance(i, Tensor):
         i = i._data
-        if i.dtype.kind == "f":
-            if not np.all(i == np.round(i)):
-                raise IndexError("getitem: a float Tensor used as an index must hold whole numbers")
-            i = i.astype(np.intp)
-    if isinstance(i, list):
+        if i.dtype.kind not in "biu":
+            raise IndexError(f"getitem: tensors used as indices must be long, int, byte or bool "
+                             f"tensors, got {i.dtype} (shape {i.shape})")
+    elif isinstance(i, (list, tuple)):
         i = np.asarray(i)
+    if isinstance(i, np.ndarray) and i.dtype.kind not in "biu":
+        raise IndexError(f"getitem: arrays used as indices must be of integer or bool type, "
+                         f"got {i.dtype} (shape {i.shape})")
     return i
 
 
+def _is_int(i: Any) -> bool:
+    return isinstance(i, (int, np.integer)) and not isinstance(i, bool)
+
+
+def _torch_order(parts: tuple) -> tuple[tuple, tuple]:
+    """torch's placement of advanced indices, as two NumPy indexings: the ints first (they
+    select, as basic indexing), then the arrays on what is left. NumPy counts an int beside
+    an array as advanced too, so ``z[0, :, [0, 1]]`` would put the array's dim first."""
+    first: list[Any] = []
+    then: list[Any] = []
+    for i in parts:
+        if _is_int(i):
+            first.append(i)
+        elif isinstance(i, np.ndarray):
+            first.extend([slice(None)] * (i.ndim if i.dtype == bool else 1))
+            then.append(i)
+        else:  # a slice, None (applied in the first step, a full slice in the second) or ...
+            first.append(i)
+            then.append(Ellipsis if i is Ellipsis else slice(None))
+    return tuple(first), tuple(then)
+
+
 def getitem(x: Tensor, index: Any) -> Tensor:
-    """NumPy indexing: ints, slices, None, Ellipsis, integer arrays (repeated indices
-    accumulate in the gradient) and boolean masks."""
+    """Indexing as torch: ints, slices, None, Ellipsis, integer tensors or arrays (repeated
+    indices accumulate in the gradient) and bool masks; advanced indices that a slice
+    separates go first in the result, and ints are applied before them (torch's rule).
+
+    >>> import duograd as dg
+    >>> z = dg.zeros(2, 3, 4)
+    >>> z[0, :, [0, 1]].shape, z[dg.tensor([True, False])].shape
+    ((3, 2), (1, 3, 4))
+    """
     parts = index if isinstance(index, tuple) else (index,)
     parts = tuple(_index_part(i) for i in parts)
     basic = all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis)))
                 and not isinstance(i, bool) for i in parts)
+    if not basic and any(_is_int(i) for i in parts) and \
+            any(isinstance(i, np.ndarray) and i.ndim for i in parts):
+        first, then = _torch_order(parts)
+        return getitem(getitem_p(x, index=first, basic=True), then)
     if not basic and any(isinstance(i, np.ndarray) and i.dtype == bool for i in parts):
         # A boolean mask is the same selection as the integer arrays of its nonzeros.
         expanded: list[Any] = []

@@ -80,7 +80,7 @@ def second_derivative(u: Callable[[dg.Tensor], dg.Tensor], x: np.ndarray,
 
     >>> import numpy as np
     >>> _, d2 = second_derivative(lambda x: x ** 3, np.array([[1.0], [2.0]]))
-    >>> d2.numpy().ravel()
+    >>> d2.detach().numpy().ravel()
     array([ 6., 12.])
     """
     xt = dg.tensor(x, requires_grad=True)

@@ -122,7 +122,7 @@ def train_seed(seed: int, size: str) -> dict[str, Any]:
     rng = np.random.default_rng(seed)  # digits.py's recipe: weights, then the shuffles
     mlp = nn.MLP(64, digits.HIDDEN, rng=rng)
     mlp_run = train(mlp, (Xtr, Xte, ytr, yte), rng, MLP_EPOCHS[size], digits.LR, digits.BATCH)
-    return {"cnn": cnn_run, "mlp": mlp_run, "filters": cnn[0].weight.numpy().copy(),
+    return {"cnn": cnn_run, "mlp": mlp_run, "filters": cnn[0].weight.detach().numpy().copy(),
             "n_cnn": sum(p.size for p in cnn.parameters()),
             "n_mlp": sum(p.size for p in mlp.parameters())}
 

@@ -476,11 +476,12 @@ INDICES = [
 for label, shape, index in INDICES:
     _row(f"getitem.{label}", lambda x, i=index: x[i], lambda x, i=index: x[i],
          lambda torch, x, i=index: x[_torch_index(torch, i)], (shape,))
-# NumPy counts the int as an advanced index, separated from the array by a slice, so the
-# advanced axis goes first: shape (3, 2). torch selects with the int first: (2, 3).
+# torch selects with the int first, so the array's axis stays in place: shape (2, 3).
+# (NumPy counts the int as an advanced index separated from the array by a slice and would
+# put that axis first: (3, 2).) The NumPy reference spells torch's order out.
 _row("getitem.mixed_int_slice_array", lambda x: x[1, :2, np.array([0, 0, 3])],
-     lambda x: x[1, :2, np.array([0, 0, 3])],
-     lambda torch, x: x[1][:2, torch.tensor([0, 0, 3])].T, (R3,))
+     lambda x: x[1][:2, np.array([0, 0, 3])],
+     lambda torch, x: x[1, :2, torch.tensor([0, 0, 3])], (R3,))
 _row("getitem.negative_step", lambda x: x[::-1, 1:], lambda x: x[::-1, 1:],
      # torch has no negative steps; flipping is the same selection
      lambda torch, x: x.flip(0)[:, 1:], ((3, 4),))

@@ -110,7 +110,7 @@ class PReLU(Module):
 
     >>> import duograd as dg
     >>> from duograd import nn
-    >>> nn.PReLU()(dg.tensor([-2.0, 1.0])).numpy()
+    >>> nn.PReLU()(dg.tensor([-2.0, 1.0])).detach().numpy()
     array([-0.5,  1. ])
     """
 

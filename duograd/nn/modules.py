@@ -94,7 +94,7 @@ class Module:
     >>> m = Affine()
     >>> list(m.state_dict())
     ['scale', 'shift']
-    >>> m(dg.tensor([1.0, 2.0])).numpy()
+    >>> m(dg.tensor([1.0, 2.0])).detach().numpy()
     array([3., 5.])
     """
 

@@ -10,7 +10,7 @@ the tests check both against torch. Running statistics are plain arrays updated 
 >>> import duograd as dg
 >>> from duograd import nn
 >>> ln = nn.LayerNorm(2)
->>> ln(dg.tensor([[1.0, 3.0]])).numpy().round(4)
+>>> ln(dg.tensor([[1.0, 3.0]])).detach().numpy().round(4)
 array([[-1.,  1.]])
 """
 
@@ -125,7 +125,7 @@ class BatchNorm1d(_BatchNorm):
     >>> bn = nn.BatchNorm1d(2)
     >>> list(bn.state_dict())
     ['weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked']
-    >>> bn(dg.tensor([[1.0, 2.0], [3.0, 2.0]])).numpy().round(4)
+    >>> bn(dg.tensor([[1.0, 2.0], [3.0, 2.0]])).detach().numpy().round(4)
     array([[-1.,  0.],
            [ 1.,  0.]])
     """

@@ -38,7 +38,7 @@ class Embedding(Module):
 
     >>> from duograd import nn
     >>> emb = nn.Embedding(5, 2, padding_idx=1, rng=0)
-    >>> emb.weight.shape, emb.weight.numpy()[1].tolist()
+    >>> emb.weight.shape, emb.weight.detach().numpy()[1].tolist()
     ((5, 2), [0.0, 0.0])
     """
 

@@ -20,8 +20,8 @@ from specs import OP_SPECS, make_inputs
 
 
 def _same(a, b) -> None:
-    a = a.numpy() if isinstance(a, dg.Tensor) else np.asarray(a)
-    b = b.numpy() if isinstance(b, dg.Tensor) else np.asarray(b)
+    a = a.detach().numpy() if isinstance(a, dg.Tensor) else np.asarray(a)
+    b = b.detach().numpy() if isinstance(b, dg.Tensor) else np.asarray(b)
     assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
     diff = np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)), initial=0.0)
     assert np.array_equal(a, b, equal_nan=True), f"max abs diff {diff}"
@@ -74,7 +74,7 @@ def _train(compiled: bool, nin: int, sizes: list[int], batches, lr: float = 0.01
     opt = optim.Adam(model.parameters(), lr=lr)
     step = _adam_like_step(model, opt)
     run = dg.compile(step) if compiled else step
-    losses = [run(X, y).numpy().copy() for X, y in batches]
+    losses = [run(X, y).detach().numpy().copy() for X, y in batches]
     return losses, model, getattr(run, "traces", None)
 
 
@@ -91,7 +91,7 @@ def test_fifty_adam_steps_match_eager_bit_for_bit(kind):
     for p, q in zip(fast_model.parameters(), eager_model.parameters()):
         _same(p, q)
         _same(p.grad, q.grad)
-    assert not np.array_equal(fast_model.parameters()[0].numpy(), nn.MLP(nin, sizes, rng=0).parameters()[0].numpy())
+    assert not np.array_equal(fast_model.parameters()[0].detach().numpy(), nn.MLP(nin, sizes, rng=0).parameters()[0].detach().numpy())
 
 
 def test_step_outside_and_gradients_accumulated_over_calls():
@@ -115,7 +115,7 @@ def test_step_outside_and_gradients_accumulated_over_calls():
             run(X, y)
             if i % 2 == 1:
                 opt.step()
-        results.append([p.numpy().copy() for p in model.parameters()] + [p.grad.numpy() for p in model.parameters()])
+        results.append([p.detach().numpy().copy() for p in model.parameters()] + [p.grad.detach().numpy() for p in model.parameters()])
     for a, b in zip(*results):
         _same(a, b)
 
@@ -131,7 +131,7 @@ def test_float32_training_step():
         opt = optim.Adam(model.parameters(), lr=0.01)
         step = _adam_like_step(model, opt)
         run = dg.compile(step) if compiled else step
-        out.append(([run(X, y).numpy() for X, y in batches], [p.numpy().copy() for p in model.parameters()]))
+        out.append(([run(X, y).detach().numpy() for X, y in batches], [p.detach().numpy().copy() for p in model.parameters()]))
     assert out[1][0][0].dtype == np.float32 and out[1][1][0].dtype == np.float32
     for a, b in zip(out[0][0] + out[0][1], out[1][0] + out[1][1]):
         _same(a, b)
@@ -149,7 +149,7 @@ def _mlp_loss(X, y, *params):
 
 
 def _params(seed):
-    return [dg.tensor(p.numpy()) for p in nn.MLP(2, [16, 16, 2], rng=seed).parameters()]
+    return [dg.tensor(p.detach().numpy()) for p in nn.MLP(2, [16, 16, 2], rng=seed).parameters()]
 
 
 def test_hvp_replays_bit_for_bit():
@@ -249,8 +249,8 @@ def test_scheduler_and_zero_grad_inside_are_replayed():
             sched.step()
             return loss
         run = dg.compile(step) if compiled else step
-        losses = [run(X, y).numpy() for _ in range(6)]
-        finals.append((losses, opt.lr, [p.numpy().copy() for p in model.parameters()]))
+        losses = [run(X, y).detach().numpy() for _ in range(6)]
+        finals.append((losses, opt.lr, [p.detach().numpy().copy() for p in model.parameters()]))
     assert finals[0][1] == finals[1][1] == 0.5 * 0.5 ** 3
     for a, b in zip(finals[0][0] + finals[0][2], finals[1][0] + finals[1][2]):
         _same(a, b)
@@ -395,7 +395,7 @@ def test_a_failed_replay_leaves_grads_and_parameters_as_they_were(order):
     F.cross_entropy(model(X), np.zeros(5, dtype=int)).backward()  # so step_first has grads
     fast(X, np.array([0, 1, 2, 0, 1]))
     fast(X, np.array([0, 1, 2, 0, 1]))
-    before = [(p.numpy().copy(), p.grad, p.grad.numpy().copy()) for p in model.parameters()]
+    before = [(p.detach().numpy().copy(), p.grad, p.grad.detach().numpy().copy()) for p in model.parameters()]
     state = [opt.state[p]["exp_avg"].copy() for p in model.parameters()]  # Adam's first moments
     with pytest.raises(ValueError, match="cross_entropy: target 7 is out of range"):
         fast(X, np.array([0, 1, 7, 0, 1]))   # a label out of range: found during the replay
@@ -432,7 +432,7 @@ def test_a_host_step_that_replaces_data_is_seen_by_the_kernels_after_it():
             replace_step([w], 0.1)
             return (w * x).sum()       # reads w after the step
         run = dg.compile(step) if compiled else step
-        results.append([run(dg.tensor([0.3, 0.2, -0.1])).numpy() for _ in range(4)] + [w.numpy()])
+        results.append([run(dg.tensor([0.3, 0.2, -0.1])).detach().numpy() for _ in range(4)] + [w.detach().numpy()])
     for a, b in zip(*results):
         _same(a, b)
 
@@ -456,7 +456,7 @@ def test_a_checkpointed_block_inside_a_compiled_step():
             return loss
         run = dg.compile(step) if compiled else step
         rng = np.random.default_rng(0)
-        out = [run(rng.standard_normal((6, 3)), rng.integers(0, 2, 6)).numpy() for _ in range(3)]
+        out = [run(rng.standard_normal((6, 3)), rng.integers(0, 2, 6)).detach().numpy() for _ in range(3)]
         results.append(out + [p.grad.numpy() for p in model.parameters()])
     for a, b in zip(*results):
         _same(a, b)
@@ -499,7 +499,7 @@ def test_dropout_draws_a_new_mask_on_every_replay():
         opt = optim.SGD(model.parameters(), lr=0.1)
         step = _adam_like_step(model, opt)
         run = dg.compile(step) if compiled else step
-        runs.append([run(X, y).numpy() for _ in range(5)] + [p.numpy().copy() for p in model.parameters()])
+        runs.append([run(X, y).detach().numpy() for _ in range(5)] + [p.detach().numpy().copy() for p in model.parameters()])
     for a, b in zip(*runs):
         _same(a, b)
     assert len({float(v) for v in runs[1][:5]}) == 5  # a different mask (and loss) each step

@@ -50,14 +50,14 @@ def assert_replays(step, arrays_a: list[np.ndarray], arrays_b: list[np.ndarray])
             continue
         got = env[id(ra)]
         assert got.dtype == rb.dtype and got.shape == rb.shape, (k, got.dtype, rb.dtype)
-        diff = np.max(np.abs(got.astype(np.float64) - rb.numpy().astype(np.float64)), initial=0.0)
-        assert np.array_equal(got, rb.numpy(), equal_nan=True), \
+        diff = np.max(np.abs(got.astype(np.float64) - rb.detach().numpy().astype(np.float64)), initial=0.0)
+        assert np.array_equal(got, rb.detach().numpy(), equal_nan=True), \
             f"result {k}: replay differs from eager on new inputs (max abs diff {diff})"
     # Replaying on A itself gives A's results: the recording is complete.
     env_a = replay(calls, leaves_a, arrays_a)
     for ra in results_a:
         if ra is not None:
-            assert np.array_equal(env_a[id(ra)], ra.numpy(), equal_nan=True)
+            assert np.array_equal(env_a[id(ra)], ra.detach().numpy(), equal_nan=True)
     return len(calls)
 
 
@@ -103,7 +103,7 @@ def _spiral_arrays(seed: int):
     rng = np.random.default_rng(seed)
     model = dg.nn.MLP(2, [64, 64, 2], rng=seed)
     X = rng.standard_normal((100, 2))
-    return [X] + [p.numpy().copy() for p in model.parameters()]
+    return [X] + [p.detach().numpy().copy() for p in model.parameters()]
 
 
 Y = np.random.default_rng(5).integers(0, 2, 100)
@@ -168,7 +168,7 @@ def test_dtype_casts_replay_bit_for_bit(case):
 def test_a_rule_that_reads_data_fails_the_replay():
     """The check can fail: a relu whose rule builds its mask from .data outside a primitive."""
     leaky = dg.Primitive("relu_from_data", lambda x: np.maximum(x, 0),
-                         vjp=(lambda g, out, x: g * dg.tensor(x.numpy() > 0),))
+                         vjp=(lambda g, out, x: g * dg.tensor(x.detach().numpy() > 0),))
 
     def step(x):
         y = leaky(x).sum()

@@ -92,7 +92,7 @@ def test_binary_broadcast_gradient(op, pattern):
     tx, ty = dg.tensor(x, requires_grad=True), dg.tensor(y, requires_grad=True)
     out = f(tx, ty, c)
     assert out.shape == G.shape
-    np.testing.assert_allclose(out.numpy(), ref(x, y, c), rtol=1e-13)
+    np.testing.assert_allclose(out.detach().numpy(), ref(x, y, c), rtol=1e-13)
     out.backward(G)
 
     xb, yb = np.broadcast_to(x, G.shape), np.broadcast_to(y, G.shape)
@@ -145,7 +145,7 @@ def test_python_number_operand(op, side):
         d = partials(np.full_like(free, NUMBER), free, c)[1]
         numeric = numeric_grad(lambda a: ref(NUMBER, a, c), [free], G, 0)
     assert isinstance(out, dg.Tensor)
-    np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-13)
+    np.testing.assert_allclose(out.detach().numpy(), want_out, rtol=1e-13)
     out.backward(G)
     check_grad(t, G * d, numeric)
 
@@ -167,7 +167,7 @@ def test_numpy_array_operand_broadcasts(op, side):
         d = partials(x, np.broadcast_to(y, G.shape), c)[1]
         numeric = numeric_grad(lambda b: ref(x, b, c), [y], G, 0)
     assert isinstance(out, dg.Tensor), type(out)
-    np.testing.assert_allclose(out.numpy(), ref(x, y, c), rtol=1e-13)
+    np.testing.assert_allclose(out.detach().numpy(), ref(x, y, c), rtol=1e-13)
     out.backward(G)
     check_grad(t, sum_to_shape(G * d, t.shape), numeric)
 
@@ -198,7 +198,7 @@ def test_reflected_forms(form):
     assert isinstance(out, dg.Tensor)
     want = ref(a, x)
     assert out.shape == np.shape(want)
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-13)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-13)
     G = rng.standard_normal(out.shape)
     out.backward(G)
     numeric = numeric_grad(lambda v: ref(a, v), [x], G, 0)
@@ -275,7 +275,7 @@ def test_matmul_broadcast_batch_dims(sx, sy):
     out = tx @ ty
     want = np.matmul(x, y)
     assert out.shape == want.shape
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
     G = rng.standard_normal(want.shape)
     out.backward(G)
     gx, gy = matmul_grads(x, y, G)
@@ -304,7 +304,7 @@ def test_matmul_one_dimensional_cases(case):
     out = dg.matmul(tx, ty)
     want = np.matmul(x, y)
     assert out.shape == want.shape
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-12)
     G = np.asarray(rng.standard_normal(want.shape))
     out.backward(G)
     gx, gy = closed(x, y, G)
@@ -323,7 +323,7 @@ def test_broadcast_to_gradient(src, dst):
     t = dg.tensor(x, requires_grad=True)
     out = t.broadcast_to(dst)
     assert out.shape == dst
-    np.testing.assert_array_equal(out.numpy(), np.broadcast_to(x, dst))
+    np.testing.assert_array_equal(out.detach().numpy(), np.broadcast_to(x, dst))
     G = rng.standard_normal(dst)
     out.backward(G)
     check_grad(t, sum_to_shape(G, src), numeric_grad(lambda v: np.broadcast_to(v, dst), [x], G, 0))

@@ -42,7 +42,7 @@ def test_deep_chain_with_create_graph():
     for _ in range(5_000):
         y = y + x * 1e-4
     (g,) = dg.grad((y * y).sum(), x, create_graph=True)
-    np.testing.assert_allclose(g.numpy(), 2 * 1.5 ** 2 * xv, rtol=1e-10)
+    np.testing.assert_allclose(g.detach().numpy(), 2 * 1.5 ** 2 * xv, rtol=1e-10)
     (h,) = dg.grad(g.sum(), x)
     np.testing.assert_allclose(h.numpy(), np.full(2, 2 * 1.5 ** 2), rtol=1e-10)
 
@@ -222,18 +222,19 @@ def test_float32_through_forward_backward_second_order_and_jvp(spec):
 
 
 def test_tensor_creation_dtypes():
-    assert dg.tensor(1).dtype == np.float64
+    # torch's inference (API.md): ints give int64, bools bool, floats the default float64
+    assert dg.tensor(1).dtype == np.int64
     assert dg.tensor(2.5).dtype == np.float64
-    assert dg.tensor([1, 2, 3]).dtype == np.float64
+    assert dg.tensor([1, 2, 3]).dtype == np.int64
     assert dg.tensor([[1.0, 2.0]]).dtype == np.float64
-    assert dg.tensor(np.arange(3)).dtype == np.float64
-    assert dg.tensor(np.arange(3, dtype=np.int32)).dtype == np.float64
-    assert dg.tensor(np.array([True, False])).dtype == np.float64
+    assert dg.tensor(np.arange(3)).dtype == np.int64
+    assert dg.tensor(np.arange(3, dtype=np.int32)).dtype == np.int32
+    assert dg.tensor(np.array([True, False])).dtype == np.bool_
     assert dg.tensor(np.ones(2, np.float32)).dtype == np.float32
     assert dg.tensor(np.ones(2, np.float32), dtype=np.float64).dtype == np.float64
     assert dg.tensor([1, 2], dtype=np.float32).dtype == np.float32
     assert dg.zeros((2, 3)).dtype == np.float64 and dg.ones(2, 3).shape == (2, 3)
-    np.testing.assert_array_equal(dg.tensor([1, 2, 3]).numpy(), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(dg.tensor([1, 2, 3]).numpy(), [1, 2, 3])
 
 
 def test_randn_is_seeded():
@@ -251,7 +252,7 @@ def test_python_numbers_take_the_tensor_dtype():
 def test_attributes():
     x = dg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     assert x.shape == (2, 3) and x.ndim == 2 and x.size == 6 and x.dtype == np.float64
-    assert isinstance(x.data, np.ndarray) and x.numpy() is x.data
+    assert isinstance(x.data, np.ndarray) and x.detach().numpy() is x.data
     assert x.sum().item() == 15.0 and isinstance(x.sum().item(), float)
     assert x.requires_grad and x.grad is None
 
@@ -263,7 +264,7 @@ def test_detach_shares_values_but_not_history():
     h = x * 3
     d = h.detach()
     assert not d.requires_grad and d._op is None and d.grad is None
-    np.testing.assert_array_equal(d.numpy(), h.numpy())
+    np.testing.assert_array_equal(d.detach().numpy(), h.detach().numpy())
     # Gradients do not flow through the detached branch.
     (h * d).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), 3 * d.numpy())
@@ -285,7 +286,7 @@ def test_cube_backward():
     x = dg.tensor(XV, requires_grad=True)
     y = cube(x)
     assert isinstance(y, dg.Tensor)
-    np.testing.assert_allclose(y.numpy(), XV ** 3)
+    np.testing.assert_allclose(y.detach().numpy(), XV ** 3)
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 3 * XV ** 2)
 
@@ -296,8 +297,8 @@ def test_cube_create_graph():
     (g,) = dg.grad(cube(x).sum(), x, create_graph=True)
     (h,) = dg.grad(g.sum(), x, create_graph=True)
     (k,) = dg.grad(h.sum(), x)
-    np.testing.assert_allclose(g.numpy(), 3 * XV ** 2)
-    np.testing.assert_allclose(h.numpy(), 6 * XV)
+    np.testing.assert_allclose(g.detach().numpy(), 3 * XV ** 2)
+    np.testing.assert_allclose(h.detach().numpy(), 6 * XV)
     np.testing.assert_allclose(k.numpy(), np.full(3, 6.0))
 
 
@@ -362,7 +363,7 @@ def test_tensor_used_as_index():
     x = dg.tensor(np.array([5.0, 6.0, 7.0]), requires_grad=True)
     idx = dg.tensor([2, 2, 0])  # becomes float64; whole numbers are accepted as indices
     y = x[idx]
-    np.testing.assert_array_equal(y.numpy(), [7.0, 7.0, 5.0])
+    np.testing.assert_array_equal(y.detach().numpy(), [7.0, 7.0, 5.0])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 0.0, 2.0])
 
@@ -381,11 +382,11 @@ def np_softmax(x, axis):
 def test_softmax_of_large_inputs(axis):
     x = dg.tensor(BIG, requires_grad=True)
     p = x.softmax(axis)
-    assert np.all(np.isfinite(p.numpy()))
-    np.testing.assert_allclose(p.numpy(), np_softmax(BIG, axis), rtol=1e-12, atol=1e-300)
+    assert np.all(np.isfinite(p.detach().numpy()))
+    np.testing.assert_allclose(p.detach().numpy(), np_softmax(BIG, axis), rtol=1e-12, atol=1e-300)
     # Closed form for a row: softmax([1000, 999, -1000]) = [1, e^-1, 0] / (1 + e^-1).
     if axis == -1:
-        np.testing.assert_allclose(p.numpy()[0], np.array([1.0, np.exp(-1.0), 0.0]) / (1 + np.exp(-1.0)))
+        np.testing.assert_allclose(p.detach().numpy()[0], np.array([1.0, np.exp(-1.0), 0.0]) / (1 + np.exp(-1.0)))
     G = np.arange(6.0).reshape(2, 3)
     p.backward(G)
     P = np_softmax(BIG, axis)
@@ -400,8 +401,8 @@ def test_log_softmax_of_large_inputs(axis):
     lp = x.log_softmax(axis)
     m = BIG.max(axis=axis, keepdims=True)
     want = BIG - m - np.log(np.exp(BIG - m).sum(axis=axis, keepdims=True))
-    assert np.all(np.isfinite(lp.numpy()))
-    np.testing.assert_allclose(lp.numpy(), want, rtol=1e-12)
+    assert np.all(np.isfinite(lp.detach().numpy()))
+    np.testing.assert_allclose(lp.detach().numpy(), want, rtol=1e-12)
     lp.sum().backward()
     n = BIG.shape[axis]
     np.testing.assert_allclose(x.grad.numpy(), 1 - n * np_softmax(BIG, axis), rtol=1e-10, atol=1e-12)
@@ -414,8 +415,8 @@ def test_logsumexp_of_large_inputs(axis, keepdims):
     m = BIG.max(axis=axis, keepdims=True)
     want = np.log(np.exp(BIG - m).sum(axis=axis, keepdims=True)) + m
     want = want if keepdims else np.squeeze(want, axis=axis)
-    assert np.all(np.isfinite(out.numpy()))
-    np.testing.assert_allclose(out.numpy(), want, rtol=1e-14)
+    assert np.all(np.isfinite(out.detach().numpy()))
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-14)
     out.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np_softmax(BIG, axis if axis is not None else (0, 1)),
                                rtol=1e-10, atol=1e-300)
@@ -424,7 +425,7 @@ def test_logsumexp_of_large_inputs(axis, keepdims):
 def test_sigmoid_of_large_inputs():
     x = dg.tensor(np.array([-1000.0, 0.0, 1000.0]), requires_grad=True)
     y = x.sigmoid()
-    np.testing.assert_array_equal(y.numpy(), [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(y.detach().numpy(), [0.0, 0.5, 1.0])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.25, 0.0])
 
@@ -465,7 +466,7 @@ def test_pow_derivatives_at_a_zero_base():
 def test_numpy_integer_axis():
     x = dg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     axis = np.argmax([0, 5])  # an np.int64
-    np.testing.assert_array_equal(x.sum(axis).numpy(), [3.0, 12.0])
-    np.testing.assert_allclose(x.softmax(axis).numpy(), np.exp(x.numpy()) / np.exp(x.numpy()).sum(1, keepdims=True))
+    np.testing.assert_array_equal(x.sum(axis).detach().numpy(), [3.0, 12.0])
+    np.testing.assert_allclose(x.softmax(axis).detach().numpy(), np.exp(x.detach().numpy()) / np.exp(x.detach().numpy()).sum(1, keepdims=True))
     x.max(axis=(np.int32(0), 1)).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0], [0, 0, 1.0]])

@@ -114,8 +114,8 @@ def test_pinn_second_derivative_of_a_known_function():
     x = np.linspace(0.05, 0.95, 7).reshape(-1, 1)
     u, d2u = pinn.second_derivative(pinn.trial_solution(lambda t: (3 * t).sin()), x)
     s, c = np.sin(3 * x), np.cos(3 * x)
-    np.testing.assert_allclose(u.numpy(), x * (1 - x) * s, rtol=1e-15, atol=1e-16)
-    np.testing.assert_allclose(d2u.numpy(), -2 * s + 6 * (1 - 2 * x) * c - 9 * x * (1 - x) * s,
+    np.testing.assert_allclose(u.detach().numpy(), x * (1 - x) * s, rtol=1e-15, atol=1e-16)
+    np.testing.assert_allclose(d2u.detach().numpy(), -2 * s + 6 * (1 - 2 * x) * c - 9 * x * (1 - x) * s,
                                rtol=1e-12, atol=1e-13)
 
 
@@ -140,7 +140,7 @@ def test_pinn_second_derivative_of_the_network_by_finite_differences():
             return u(dg.tensor(v)).numpy()
 
     fd = (u_np(x + h) - 2 * u_np(x) + u_np(x - h)) / h**2
-    np.testing.assert_allclose(d2u.numpy(), fd, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(d2u.detach().numpy(), fd, rtol=1e-5, atol=1e-6)
     assert d2u.requires_grad   # the weights require grad: the loss can reach them
 
 

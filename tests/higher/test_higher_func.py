@@ -423,7 +423,7 @@ def test_backward_create_graph_gives_differentiable_grad():
     scalar_f(x).backward(create_graph=True)
     g = x.grad
     assert g.requires_grad
-    close(g.numpy(), scalar_f_grad(x0), rtol=1e-12, atol=1e-13)
+    close(g.detach().numpy(), scalar_f_grad(x0), rtol=1e-12, atol=1e-13)
     v = np.array([1.0, -2.0, 0.5])
     (hv,) = dg.grad((g * v).sum(), x)
     close(hv.numpy(), scalar_f_hess(x0) @ v, rtol=1e-12, atol=1e-13)

@@ -102,7 +102,7 @@ def test_grad_of_grad_transform_with_broadcasting():
 # A transpose whose VJP rule builds its result from the cotangent's raw values: right at
 # first order, but detached from g, so nothing that flows through g is differentiated.
 _detached_T = dg.Primitive("detached_transpose", lambda x: x.T,
-                           vjp=(lambda g, out, x: dg.tensor(g.numpy().T),), jvp="linear")
+                           vjp=(lambda g, out, x: dg.tensor(g.detach().numpy().T),), jvp="linear")
 _W = np.array([[0.3, -0.2, 0.5], [0.1, 0.4, -0.6]])
 _XW = np.array([[0.5, -1.0, 0.2], [1.5, 0.3, -0.4], [-0.7, 0.8, 1.1], [0.2, 0.1, 0.9]])
 

@@ -84,7 +84,7 @@ def test_mlp_hessian_reverse_over_reverse_matches_torch(torch):
     h = np.array(rows)
     h_t, loss_t, g_t = torch_hessian_rows(torch)
     assert float(loss) == pytest.approx(loss_t, rel=1e-14)
-    np.testing.assert_allclose(g.numpy(), g_t, rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(g.detach().numpy(), g_t, rtol=1e-11, atol=1e-13)
     np.testing.assert_allclose(h, h_t, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(h, h.T, rtol=1e-10, atol=1e-12)   # a Hessian is symmetric
 

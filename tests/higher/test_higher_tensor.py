@@ -380,7 +380,7 @@ def test_nth_derivative_by_nesting_grad(name: str, order: int):
     for _ in range(order):
         # f acts elementwise, so the gradient of the sum is the derivative at each point
         (d,) = dg.grad(d.sum(), x, create_graph=True)
-    np.testing.assert_allclose(d.numpy(), derivs(x0)[order - 1], rtol=1e-11, atol=1e-12)
+    np.testing.assert_allclose(d.detach().numpy(), derivs(x0)[order - 1], rtol=1e-11, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["sin", "exp", "x**5", "log"])
@@ -398,7 +398,7 @@ def test_sin_derivatives_cycle_to_order_eight():
     expected = [np.cos(x0), -np.sin(x0), -np.cos(x0), np.sin(x0)]
     for k in range(8):
         (d,) = dg.grad(d.sum(), x, create_graph=True)
-        np.testing.assert_allclose(d.numpy(), expected[k % 4], rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(d.detach().numpy(), expected[k % 4], rtol=1e-12, atol=1e-13)
 
 
 def test_third_derivative_tensor_of_logsumexp():
@@ -476,7 +476,7 @@ def test_mixed_partials_through_transforms(name: str):
     f, closed = MIXED[name]
     expected = closed(X3, Y2)
     x, y = dg.tensor(X3), dg.tensor(Y2)
-    rev = func.jacrev(func.grad(f, argnums=0), argnums=1)(x, y).numpy()          # (3, 2)
+    rev = func.jacrev(func.grad(f, argnums=0), argnums=1)(x, y).detach().numpy()          # (3, 2)
     fwd = func.jacfwd(func.grad(f, argnums=1), argnums=0)(x, y).numpy().T        # (2, 3) -> (3, 2)
     np.testing.assert_allclose(rev, expected, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(fwd, expected, rtol=1e-10, atol=1e-12)

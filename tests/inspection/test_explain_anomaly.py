@@ -106,7 +106,7 @@ PLANTED = {
     "wrong axis": _p("bad_center", lambda x: x - x.mean(axis=1, keepdims=True),
                      lambda g, out, x: g - g.mean(axis=0, keepdims=True)),
     "detached rule": _p("bad_tanh", np.tanh,
-                        lambda g, out, x: g * dg.tensor(1 - np.tanh(x.numpy()) ** 2)),
+                        lambda g, out, x: g * dg.tensor(1 - np.tanh(x.detach().numpy()) ** 2)),
     "transposed matmul rule": _p("bad_matmul", np.matmul, lambda g, out, x, y: g @ y,
                                  lambda g, out, x, y: x.T @ g),
     "ignores the cotangent": _p("bad_sin", np.sin, lambda g, out, x: dg.cos(x)),
@@ -193,7 +193,7 @@ def _SOURCES(case):  # noqa: N802 (one function holding every planted line)
         v = dg.tensor([0.0, 0.0], requires_grad=True)
         return (v * v).sum().sqrt()  # @norm
     if case == "masked where":
-        return dg.where(z.numpy() > 0, z.log(), 0.0).sum()  # @where
+        return dg.where(z.detach().numpy() > 0, z.log(), 0.0).sum()  # @where
     if case == "softmax of inf":
         logits = dg.tensor([[np.inf, 1.0]], requires_grad=True)
         return dg.softmax(logits)  # @softmax
@@ -241,7 +241,7 @@ def test_masked_where_is_silent_without_anomaly_mode():
     """The trap itself: the result looks fine, the gradient comes back NaN."""
     z = dg.tensor([0.0, 1.0], requires_grad=True)
     with np.errstate(all="ignore"):
-        out = dg.where(z.numpy() > 0, z.log(), 0.0).sum()
+        out = dg.where(z.detach().numpy() > 0, z.log(), 0.0).sum()
         assert np.isfinite(out.item())
         out.backward()
     assert np.isnan(z.grad.numpy()[0])

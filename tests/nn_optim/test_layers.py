@@ -37,7 +37,7 @@ def load_from_torch(ours: nn.Module, theirs) -> None:
 
 
 def close(a, b, what: str = "") -> None:
-    a = a.numpy() if isinstance(a, dg.Tensor) else np.asarray(a)
+    a = a.detach().numpy() if isinstance(a, dg.Tensor) else np.asarray(a)
     b = b.detach().numpy() if hasattr(b, "detach") else np.asarray(b)
     assert a.shape == b.shape, f"{what}: shape {a.shape} vs torch {b.shape}"
     np.testing.assert_allclose(a, b, rtol=TOL, atol=TOL, err_msg=what)
@@ -114,7 +114,7 @@ def test_batch_norm_trains_and_evaluates_like_torch_over_several_steps(torch, cl
         compare(torch, ours, theirs, x, seed=step)
         for name in ("running_mean", "running_var"):
             close(getattr(ours, name), getattr(theirs, name), f"{name} after step {step}")
-        assert float(ours.num_batches_tracked.numpy()) == int(theirs.num_batches_tracked)
+        assert float(ours.num_batches_tracked.detach().numpy()) == int(theirs.num_batches_tracked)
         ours.zero_grad()
         theirs.zero_grad()
     ours.eval()
@@ -153,7 +153,7 @@ def test_batch_norm_refuses_one_value_per_channel_in_training(torch):
 def test_embedding_with_padding_matches_torch(torch):
     theirs = torch.nn.Embedding(7, 3, padding_idx=2)
     ours = nn.Embedding(7, 3, padding_idx=2, rng=0)
-    assert not ours.weight.numpy()[2].any()
+    assert not ours.weight.detach().numpy()[2].any()
     load_from_torch(ours, theirs)
     idx = np.array([[1, 2, 2], [6, 1, 0]])
     oa, ob = ours(dg.tensor(idx)), theirs(torch.tensor(idx))
@@ -162,7 +162,7 @@ def test_embedding_with_padding_matches_torch(torch):
     (oa * c).sum().backward()
     (ob * torch.tensor(c)).sum().backward()
     close(ours.weight.grad, theirs.weight.grad, "weight gradient (row 2 zero)")
-    assert not ours.weight.grad.numpy()[2].any()
+    assert not ours.weight.grad.detach().numpy()[2].any()
 
 
 def test_embedding_accepts_int64_arrays_and_rejects_out_of_range(torch):
@@ -176,7 +176,7 @@ def test_embedding_accepts_int64_arrays_and_rejects_out_of_range(torch):
 
 
 def test_embedding_initialisation_is_standard_normal():
-    w = nn.Embedding(2000, 50, rng=0).weight.numpy()
+    w = nn.Embedding(2000, 50, rng=0).weight.detach().numpy()
     assert abs(w.mean()) < 4 / np.sqrt(w.size) and abs(w.std() - 1) < 0.01
 
 
@@ -242,9 +242,9 @@ def test_multihead_attention_unbatched_and_init(torch):
     theirs = torch.nn.MultiheadAttention(6, 3)
     randomize(torch, theirs)
     ours = nn.MultiheadAttention(6, 3, rng=1)
-    assert not ours.in_proj_bias.numpy().any() and not ours.out_proj.bias.numpy().any()
+    assert not ours.in_proj_bias.detach().numpy().any() and not ours.out_proj.bias.detach().numpy().any()
     bound = np.sqrt(6 / (6 + 18))
-    assert np.abs(ours.in_proj_weight.numpy()).max() <= bound
+    assert np.abs(ours.in_proj_weight.detach().numpy()).max() <= bound
     load_from_torch(ours, theirs)
     x = np.random.default_rng(7).standard_normal((4, 6))
     a, b = ours(dg.tensor(x), dg.tensor(x), dg.tensor(x)), theirs(*[torch.tensor(x)] * 3)
@@ -256,9 +256,9 @@ def test_multihead_attention_dropout_acts_in_training_only():
     mha = nn.MultiheadAttention(4, 2, dropout=0.5, batch_first=True, rng=0)
     x = dg.tensor(np.random.default_rng(8).standard_normal((2, 6, 4)))
     first, second = mha(x, x, x)[0], mha(x, x, x)[0]
-    assert not np.allclose(first.numpy(), second.numpy())
+    assert not np.allclose(first.detach().numpy(), second.detach().numpy())
     mha.eval()
-    np.testing.assert_array_equal(mha(x, x, x)[0].numpy(), mha(x, x, x)[0].numpy())
+    np.testing.assert_array_equal(mha(x, x, x)[0].detach().numpy(), mha(x, x, x)[0].detach().numpy())
 
 
 @pytest.mark.parametrize("kw", [{}, {"is_causal": True}, {"scale": 0.3}, {"mask": "float"},
@@ -316,14 +316,14 @@ def test_the_causal_mask_is_exact():
     mha = nn.MultiheadAttention(8, 2, batch_first=True, rng=0)
     x = rng.standard_normal((2, 7, 8))
     mask = np.triu(np.ones((7, 7), bool), 1)
-    base = mha(dg.tensor(x), dg.tensor(x), dg.tensor(x), attn_mask=mask)[0].numpy()
-    sd_base = F.scaled_dot_product_attention(*[dg.tensor(x)] * 3, is_causal=True).numpy()
+    base = mha(dg.tensor(x), dg.tensor(x), dg.tensor(x), attn_mask=mask)[0].detach().numpy()
+    sd_base = F.scaled_dot_product_attention(*[dg.tensor(x)] * 3, is_causal=True).detach().numpy()
     for t in range(7):
         y = x.copy()
         y[:, t:] = rng.standard_normal(y[:, t:].shape) * 100
-        out = mha(dg.tensor(y), dg.tensor(y), dg.tensor(y), attn_mask=mask)[0].numpy()
+        out = mha(dg.tensor(y), dg.tensor(y), dg.tensor(y), attn_mask=mask)[0].detach().numpy()
         assert np.abs(out[:, :t] - base[:, :t]).max(initial=0.0) == 0.0
-        sd = F.scaled_dot_product_attention(*[dg.tensor(y)] * 3, is_causal=True).numpy()
+        sd = F.scaled_dot_product_attention(*[dg.tensor(y)] * 3, is_causal=True).detach().numpy()
         assert np.abs(sd[:, :t] - sd_base[:, :t]).max(initial=0.0) == 0.0
         if t < 7:
             assert np.abs(out[:, t:] - base[:, t:]).max() > 0  # the later ones do change
@@ -410,7 +410,7 @@ def test_zero_grad_set_to_none_false_gives_zeros():
     ln = nn.LayerNorm(2)
     ln(dg.ones((1, 2))).sum().backward()
     ln.zero_grad(set_to_none=False)
-    assert all(not p.grad.numpy().any() for p in ln.parameters())
+    assert all(not p.grad.detach().numpy().any() for p in ln.parameters())
     ln.zero_grad()
     assert all(p.grad is None for p in ln.parameters())
 

@@ -58,7 +58,7 @@ def test_linear_without_bias():
     assert [n for n, _ in layer.named_parameters()] == ["weight"]
     assert n_params(layer) == 12
     x = np.arange(6.0).reshape(2, 3)
-    np.testing.assert_array_equal(layer(dg.tensor(x)).numpy(), x @ layer.weight.data)
+    np.testing.assert_array_equal(layer(dg.tensor(x)).detach().numpy(), x @ layer.weight.data)
 
 
 def test_state_dict_names_and_order():
@@ -167,16 +167,16 @@ def test_mlp_forward_matches_numpy(activation, fn):
         h = h @ layer.weight.data + layer.bias.data
         if i < 2:
             h = fn(h)
-    np.testing.assert_allclose(net(dg.tensor(x)).numpy(), h, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(net(dg.tensor(x)).detach().numpy(), h, rtol=0, atol=1e-15)
 
 
 def test_linear_shapes_1d_and_batched():
     layer = nn.Linear(3, 2, rng=0)
     W, b = layer.weight.data, layer.bias.data
     x1 = np.array([1.0, -2.0, 0.5])
-    np.testing.assert_allclose(layer(x1).numpy(), x1 @ W + b, atol=1e-15)
+    np.testing.assert_allclose(layer(x1).detach().numpy(), x1 @ W + b, atol=1e-15)
     x3 = np.random.default_rng(0).standard_normal((2, 4, 3))
-    np.testing.assert_allclose(layer(dg.tensor(x3)).numpy(), x3 @ W + b, atol=1e-15)
+    np.testing.assert_allclose(layer(dg.tensor(x3)).detach().numpy(), x3 @ W + b, atol=1e-15)
 
 
 def test_activation_modules():
@@ -226,7 +226,7 @@ def test_save_load_round_trip_bit_for_bit(tmp_path):
     b.load(path)
     assert snapshot(a) == snapshot(b)
     x = dg.tensor(np.random.default_rng(2).standard_normal((10, 2)))
-    assert a(x).numpy().tobytes() == b(x).numpy().tobytes()
+    assert a(x).detach().numpy().tobytes() == b(x).detach().numpy().tobytes()
 
 
 def test_save_adds_suffix(tmp_path):
@@ -566,12 +566,12 @@ def test_dropout_gradient_flows_only_through_kept_units():
     out = nn.Dropout(p, rng=3)(x)
     w = np.random.default_rng(4).standard_normal(x.shape)
     (out * w).sum().backward()
-    kept = out.numpy() != 0
+    kept = out.detach().numpy() != 0
     assert 0 < kept.mean() < 1
     # d(sum(w * mask * x))/dx = w * mask: zero where dropped, w / (1 - p) where kept
     np.testing.assert_array_equal(x.grad.numpy()[~kept], 0.0)
     np.testing.assert_allclose(x.grad.numpy()[kept], w[kept] / (1 - p), rtol=1e-15)
-    np.testing.assert_allclose(out.numpy()[kept], x.numpy()[kept] / (1 - p), rtol=1e-15)
+    np.testing.assert_allclose(out.detach().numpy()[kept], x.detach().numpy()[kept] / (1 - p), rtol=1e-15)
 
 
 def test_dropout_edges_and_reproducibility():
@@ -626,7 +626,7 @@ def test_load_torch_state_dict_transposes_square_linear_weights():
                                          "2.bias": b1})
     x = rng.standard_normal((5, 3))
     expected = np.tanh(x @ w0.T + b0) @ w1.T + b1
-    np.testing.assert_allclose(net(dg.tensor(x)).numpy(), expected, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(net(dg.tensor(x)).detach().numpy(), expected, rtol=1e-14, atol=1e-15)
     back = nn.utils.torch_state_dict(net, numpy=True)
     for name, value in zip(back, (w0, b0, w1, b1)):
         np.testing.assert_array_equal(back[name], value)

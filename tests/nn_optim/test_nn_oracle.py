@@ -64,7 +64,7 @@ def test_sigmoid_module_matches_torch(torch):
     (ty * torch.from_numpy(w)).sum().backward()
     # NOTE: an absolute tolerance of a few ulps of 1.0: in the tails the engine's sigmoid
     # and its derivative out * (1 - out) are exact to about 1e-16 absolute, not relative.
-    np.testing.assert_allclose(y.numpy(), ty.detach().numpy(), rtol=1e-15, atol=1e-16)
+    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-15, atol=1e-16)
     np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-14, atol=1e-15)
 
 
@@ -83,8 +83,8 @@ def test_dropout_is_the_identity_in_eval_mode_like_torch(torch):
     drop = nn.Dropout(0.5, rng=0).eval()
     t = dg.tensor(x, requires_grad=True)
     out = drop(t)
-    np.testing.assert_array_equal(out.numpy(), x)
-    np.testing.assert_array_equal(out.numpy(),
+    np.testing.assert_array_equal(out.detach().numpy(), x)
+    np.testing.assert_array_equal(out.detach().numpy(),
                                   torch.nn.Dropout(0.5).eval()(torch.from_numpy(x)).numpy())
     out.sum().backward()
     np.testing.assert_array_equal(t.grad.numpy(), np.ones_like(x))
@@ -225,7 +225,7 @@ def test_load_torch_state_dict_into_mlp_gives_torch_outputs(torch, activation):
     net = nn.MLP(4, [8, 8, 3], activation=activation, rng=123)
     utils.load_torch_state_dict(net, tnet.state_dict())
     expected = tnet(torch.from_numpy(X)).detach().numpy()
-    np.testing.assert_allclose(net(dg.tensor(X)).numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(net(dg.tensor(X)).detach().numpy(), expected, rtol=1e-12, atol=1e-12)
 
 
 def test_square_weights_round_trip_through_torch(torch):
@@ -235,17 +235,17 @@ def test_square_weights_round_trip_through_torch(torch):
     net = _our_sequential(rng=0)
     utils.load_torch_state_dict(net, tnet.state_dict())
     expected = tnet(torch.from_numpy(X)).detach().numpy()
-    np.testing.assert_allclose(net(dg.tensor(X)).numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(net(dg.tensor(X)).detach().numpy(), expected, rtol=1e-12, atol=1e-12)
     # the same arrays loaded in duograd's own layout (the mistake) give other outputs
     wrong = _our_sequential(rng=0)
     wrong.load_state_dict({k: v.numpy() for k, v in tnet.state_dict().items()})
-    assert np.max(np.abs(wrong(dg.tensor(X)).numpy() - expected)) > 1e-3
+    assert np.max(np.abs(wrong(dg.tensor(X)).detach().numpy() - expected)) > 1e-3
     # and back: duograd -> torch_state_dict -> a fresh torch model, bit for bit
     net2 = _our_sequential(rng=5)
     back = _torch_sequential(torch)
     back.load_state_dict(utils.torch_state_dict(net2))
     np.testing.assert_allclose(back(torch.from_numpy(X)).detach().numpy(),
-                               net2(dg.tensor(X)).numpy(), rtol=1e-12, atol=1e-12)
+                               net2(dg.tensor(X)).detach().numpy(), rtol=1e-12, atol=1e-12)
     for name, value in back.state_dict().items():
         assert value.dtype == torch.float64
         np.testing.assert_array_equal(value.numpy(), utils.torch_state_dict(net2)[name].numpy())
@@ -341,6 +341,6 @@ def test_linear_without_bias_and_nested_modules_convert(torch):
     tnet, net = TorchNet(), Net()
     assert list(utils.torch_state_dict(net)) == list(tnet.state_dict())
     utils.load_torch_state_dict(net, tnet.state_dict())
-    np.testing.assert_allclose(net(dg.tensor(X[:, :3])).numpy(),
+    np.testing.assert_allclose(net(dg.tensor(X[:, :3])).detach().numpy(),
                                tnet(torch.from_numpy(X[:, :3])).detach().numpy(),
                                rtol=1e-12, atol=1e-12)

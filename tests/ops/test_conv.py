@@ -98,7 +98,7 @@ def _ours_and_torch(torch, c: dict, op: str):
     g = np.random.default_rng(1).standard_normal(tuple(t_out.shape))
     out.backward(g)
     t_out.backward(torch.from_numpy(g))
-    return ([out.numpy()] + [x.grad.numpy() for x in xs],
+    return ([out.detach().numpy()] + [x.grad.detach().numpy() for x in xs],
             [t_out.detach().numpy()] + [t.grad.numpy() for t in ts])
 
 
@@ -216,14 +216,14 @@ def test_a_failed_call_changes_nothing():
 def test_conv2d_default_initialisation_is_pytorchs():
     conv = nn.Conv2d(16, 32, (3, 2), rng=0)
     bound = 1 / np.sqrt(16 * 3 * 2)
-    w, b = conv.weight.numpy(), conv.bias.numpy()
+    w, b = conv.weight.detach().numpy(), conv.bias.detach().numpy()
     assert w.shape == (32, 16, 3, 2) and b.shape == (32,)
     assert np.abs(w).max() <= bound and np.abs(b).max() <= bound
     # uniform on [-bound, bound]: mean 0, variance bound^2 / 3 (3,072 draws)
     assert abs(w.mean()) < 0.05 * bound and abs(w.var() / (bound ** 2 / 3) - 1) < 0.06
     assert np.abs(w).max() > 0.99 * bound
     same = nn.Conv2d(16, 32, (3, 2), rng=0)
-    np.testing.assert_array_equal(same.weight.numpy(), w)
+    np.testing.assert_array_equal(same.weight.detach().numpy(), w)
     assert nn.Conv2d(3, 4, 3, bias=False, rng=0).bias is None
     assert [n for n, _ in nn.Conv2d(3, 4, 3, bias=False, rng=0).named_parameters()] == ["weight"]
 
@@ -244,10 +244,10 @@ def _torch_cnn(torch):
 def test_state_dict_round_trip():
     a, b = _cnn(rng=0), _cnn(rng=1)
     x = np.random.default_rng(2).standard_normal((2, 1, 8, 8))
-    assert not np.array_equal(a(x).numpy(), b(x).numpy())
+    assert not np.array_equal(a(x).detach().numpy(), b(x).detach().numpy())
     assert list(a.state_dict()) == ["0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias"]
     b.load_state_dict(a.state_dict())
-    np.testing.assert_array_equal(a(x).numpy(), b(x).numpy())
+    np.testing.assert_array_equal(a(x).detach().numpy(), b(x).detach().numpy())
 
 
 @pytest.mark.oracle
@@ -256,12 +256,12 @@ def test_torch_state_dict_gives_torch_outputs_and_gradients(torch, one_torch_thr
     tnet = _torch_cnn(torch)
     net = _cnn()
     nn.utils.load_torch_state_dict(net, tnet.state_dict())  # Conv2d weights load as they are
-    np.testing.assert_array_equal(net[0].weight.numpy(), tnet[0].weight.detach().numpy())
+    np.testing.assert_array_equal(net[0].weight.detach().numpy(), tnet[0].weight.detach().numpy())
     x = np.random.default_rng(3).standard_normal((5, 1, 8, 8))
     y = np.array([0, 2, 1, 1, 0])
     loss = F.cross_entropy(net(x), y)
     t_loss = torch.nn.functional.cross_entropy(tnet(torch.from_numpy(x)), torch.from_numpy(y))
-    np.testing.assert_allclose(net(x).numpy(), tnet(torch.from_numpy(x)).detach().numpy(),
+    np.testing.assert_allclose(net(x).detach().numpy(), tnet(torch.from_numpy(x)).detach().numpy(),
                                rtol=0, atol=1e-12)
     loss.backward()
     t_loss.backward()
@@ -299,7 +299,7 @@ def test_gradient_penalty_through_a_cnn_matches_torch(torch, one_torch_thread):
     tx = torch.tensor(x, requires_grad=True)
     (tgx,) = torch.autograd.grad(tnet(tx).tanh().sum(), tx, create_graph=True)
     (tgx * tgx).sum().backward()
-    np.testing.assert_allclose(gx.numpy(), tgx.detach().numpy(), rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(gx.detach().numpy(), tgx.detach().numpy(), rtol=1e-11, atol=1e-13)
     for (name, p), tp in zip(net.named_parameters(), tnet.parameters()):
         want = tp.grad.numpy().T if name == "7.weight" else tp.grad.numpy()
         np.testing.assert_allclose(p.grad.numpy(), want, rtol=1e-9, atol=1e-12, err_msg=name)
@@ -322,5 +322,5 @@ def test_cnn_training_step_replays_bit_for_bit():
 
     def arrays(seed):
         return [np.random.default_rng(seed).standard_normal((3, 1, 8, 8))] + \
-            [p.numpy().copy() for p in _cnn(rng=seed).parameters()]
+            [p.detach().numpy().copy() for p in _cnn(rng=seed).parameters()]
     assert assert_replays(step, arrays(0), arrays(1)) > 30
