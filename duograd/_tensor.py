@@ -2,7 +2,9 @@
 
 This module holds the state and nothing that computes: the class, its one
 constructor (``_wrap``), the conversion of operands, and the creation functions. It
-imports nothing else from duograd. The operators and methods (``+``, ``exp``,
+imports nothing else from duograd but ``_context``, whose listeners it tells of what
+happens outside primitives (Tensors made from data, arrays derived from an argument,
+random draws, writes to ``.grad`` and ``.data``, reads of a value into Python). The operators and methods (``+``, ``exp``,
 ``sum``, ``backward``, ...) call the primitives of ``ops.py`` and are bound onto the
 class by ``methods.py``, the way JAX binds its array methods, so the reading order
 ``shapes -> _tensor -> autograd -> ops -> methods`` has no back-references.
@@ -23,13 +25,10 @@ from typing import Any
 
 import numpy as np
 
-_new = object.__new__
+from . import _context as _ctx
+from ._context import Derive, Draw, SetGrad
 
-# The recording in progress of ``dg.compile`` (duograd/capture.py), or None. While one is
-# on, this module tells it of what happens outside primitives: Tensors made from data,
-# arrays derived from an argument (``_derive``), writes to ``.grad`` and reads of a value
-# as a Python number (which a replay would freeze).
-_capture: Any = None
+_new = object.__new__
 _ndarray = np.ndarray
 _FLOATS = (np.float16, np.float32, np.float64)
 _FLOAT64 = np.dtype(np.float64)
@@ -67,8 +66,8 @@ def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs:
     t._op = op
     t._inputs = inputs
     t._kw = kw
-    if _capture is not None:
-        _capture.created(t)
+    if _ctx.on_create:
+        _ctx.created(t)
     return t
 
 
@@ -79,8 +78,8 @@ def _derive(fn: Any, source: Any, **kw: Any) -> np.ndarray:
     if isinstance(source, Tensor):
         source = source._data
     out = fn(source, **kw)
-    if _capture is not None:  # (also when out is source: fn may check it, as labels are)
-        _capture.derived(out, source, fn, kw)
+    if _ctx.on_effect:  # (also when out is source: fn may check it, as labels are)
+        _ctx.effect(Derive(source, fn, kw, out))
     return out
 
 
@@ -89,8 +88,8 @@ def _draw(fn: Any, *args: Any) -> np.ndarray:
     mask). A ``dg.compile`` recording notes it, so that a replay draws again, from the same
     generator, instead of reusing the recorded draw."""
     out = fn(*args)
-    if _capture is not None:
-        _capture.drawn(out, fn, args)
+    if _ctx.on_effect:
+        _ctx.effect(Draw(fn, args, out))
     return out
 
 
@@ -137,8 +136,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: "Tensor | None") -> None:
-        if _capture is not None:
-            _capture.set_grad(self, value)
+        if _ctx.on_effect:
+            _ctx.effect(SetGrad(self, value))
         self._grad = value
 
     # ------------------------------------------------------------ state
@@ -150,8 +149,8 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
-        if _capture is not None:
-            _capture.read_value("assigning .data")
+        if _ctx.on_write:
+            _ctx.write(self, "assigning .data")
         arr = _as_array(value, op="Tensor.data")
         if arr.shape != self._data.shape:
             raise ValueError(f"Tensor.data: cannot assign an array of shape {arr.shape} "
@@ -180,8 +179,8 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shared, not copied)."""
-        if _capture is not None:
-            _capture.read_value("numpy()")
+        if _ctx.on_read:
+            _ctx.read(self, "numpy()")
         return self._data
 
     def item(self) -> float:
@@ -193,14 +192,14 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError(f"{what}: only a one-element tensor has a single value; this one "
                              f"has shape {self.shape}")
-        if _capture is not None:
-            _capture.read_value(f"{what}()")
+        if _ctx.on_read:
+            _ctx.read(self, f"{what}()")
         return self._data.item()
 
     def tolist(self) -> Any:
         """The values as nested Python lists (a number for a 0-d tensor)."""
-        if _capture is not None:
-            _capture.read_value("tolist()")
+        if _ctx.on_read:
+            _ctx.read(self, "tolist()")
         return self._data.tolist()
 
     def __float__(self) -> float:
@@ -210,8 +209,8 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError(f"bool: the truth value of a tensor of shape {self.shape} is "
                              "ambiguous; use .numpy().any() or .numpy().all()")
-        if _capture is not None:
-            _capture.read_value("bool()")
+        if _ctx.on_read:
+            _ctx.read(self, "bool()")
         return bool(self._data)
 
     def __len__(self) -> int:
@@ -395,7 +394,7 @@ def as_rng(rng: Any = None) -> np.random.Generator:
     """
     if isinstance(rng, np.random.Generator):
         return rng
-    if rng is None or isinstance(rng, (int, np.integer)):
+    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
         return np.random.default_rng(rng)
     raise TypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
 

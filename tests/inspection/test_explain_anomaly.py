@@ -19,7 +19,7 @@ import pytest
 from test_tensor_broadcast import PATTERNS
 
 import duograd as dg
-from duograd import autograd, nn
+from duograd import _context, autograd, nn
 from duograd.nn import functional as F
 
 # ---------------------------------------------------------------- summed_axes
@@ -248,10 +248,10 @@ def test_masked_where_is_silent_without_anomaly_mode():
 
 
 def test_anomaly_mode_is_off_outside_and_switches_everything_off():
-    assert autograd._on_call is None and autograd._inspector is None
+    assert not _context.stack() and not _context.watching and not _context.backward_watched
     with dg.detect_anomaly():
-        assert autograd._watching and autograd._inspector is not None
-    assert autograd._on_call is None and autograd._inspector is None and not autograd._watching
+        assert _context.watching and _context.backward_watched and len(_context.stack()) == 1
+    assert not _context.stack() and not _context.watching and not _context.backward_watched
     with np.errstate(all="ignore"):
         assert np.isinf(dg.tensor([0.0]).log().numpy()[0])  # no error outside
 
