@@ -33,24 +33,24 @@ if "numpy" not in sys.modules:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = "1"
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import cProfile  # noqa: E402
-import datetime  # noqa: E402
-import gc  # noqa: E402
-import importlib  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import pstats  # noqa: E402
-import statistics  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from types import ModuleType, SimpleNamespace  # noqa: E402
-from typing import Any, Callable, Iterator  # noqa: E402
+import argparse
+import contextlib
+import cProfile
+import datetime
+import gc
+import importlib
+import json
+import math
+import platform
+import pstats
+import statistics
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the root

@@ -13,19 +13,19 @@ array([2., 4.])
 from ._tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
                      zeros_like)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,  # noqa: A001
+from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,
                   concatenate, cos, cumsum, exp, log, log_softmax, logsumexp, matmul, maximum, mean,
                   minimum, relu, reshape, sigmoid, sin, softmax, softplus, sqrt, squeeze, stack, sum,
                   tanh, transpose, unsqueeze, var, where)
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .conv import avg_pool2d, conv2d, max_pool2d
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
-from .capture import Compiled, compile  # noqa: E402,A001
-from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.retain_grad)
-from .anomaly import AnomalyError, detect_anomaly  # noqa: E402
-from .explain import explain  # noqa: E402
-from .checkpoint import checkpoint  # noqa: E402
+from . import autograd, func, nn, optim, viz
+from .capture import Compiled, compile
+from . import hooks  # noqa: F401  (dg.hooks: the state of register_hook and retain_grad)
+from .anomaly import AnomalyError, detect_anomaly
+from .explain import explain
+from .checkpoint import checkpoint
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",

@@ -34,7 +34,6 @@ True
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any, Sequence
 

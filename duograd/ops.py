@@ -375,7 +375,7 @@ def _one_axis(x: Tensor, axis: Any, op: str) -> int:
     return normalize_axes(axis, x.ndim, op, x.shape)[0]
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
         keepdim: bool | None = None) -> Tensor:
     """Sum over ``axis`` (None: every axis); ``dim``/``keepdim`` are PyTorch's names.
 

@@ -17,19 +17,18 @@ from __future__ import annotations
 import functools
 import os
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 import duograd as dg
+from benchmarks.cnn import CHANNELS, DROPOUT, build_cnn, make_step
 import duograd.nn as nn
 import duograd.optim as optim
-from duograd.nn import functional as F
 
 from . import check_size, compiled, compiling, digits, figure, over_seeds, save, to_list
 
 SEEDS = {"full": (0, 1, 2, 3, 4), "quick": (0, 1), "smoke": (0, 1)}  # --quick: 2, as the other stages
-from benchmarks.cnn import CHANNELS, DROPOUT, build_cnn, make_step  # noqa: F401  (the stage's model)
 LR = 3e-3
 BATCH = 64
 EPOCHS = {"full": 40, "quick": 10, "smoke": 1}

@@ -19,7 +19,6 @@ from __future__ import annotations
 import inspect
 import math
 import os
-import time
 from pathlib import Path
 from typing import Any, Callable
 

@@ -18,7 +18,7 @@ from . import functional
 from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, ReLU, Sequential,
                       Sigmoid, Tanh)
 from .modules import AvgPool2d, Conv2d, Flatten, MaxPool2d
-from . import utils  # noqa: E402  (it refers to the modules above)
+from . import utils
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",

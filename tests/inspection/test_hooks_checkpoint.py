@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import duograd as dg
-from duograd import _context, autograd, hooks
+from duograd import _context, hooks
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
