@@ -150,3 +150,17 @@ def test_listeners_are_called_bottom_first_and_come_off_wherever_they_are():
         _context.remove(a)
         dg.tensor([1.0]) * 2
     assert order == ["a", "b", "b"] and not _context.stack() and not _context.watching
+
+
+def test_anomaly_checks_what_a_hook_returned_even_when_the_hook_came_later():
+    """Hooks sit at the bottom of the stack: a hook registered inside detect_anomaly() still
+    runs before anomaly mode's check of the arriving gradient."""
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with dg.detect_anomaly():
+        y = x * 3.0
+        y.register_hook(lambda g: g * np.nan)
+        with pytest.raises(dg.AnomalyError) as info:
+            (y * y).sum().backward()
+    e = info.value
+    assert (e.op, e.pass_, e.input) == ("mul", "backward", None), str(e)
+    assert "before any rule ran on it" in str(e)
