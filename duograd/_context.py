@@ -66,6 +66,32 @@ grad_enabled = True              # whether primitive calls record the graph
 fwd_active: set[int] = set()     # levels of the jvp calls in progress
 fwd_below = float("inf")         # only levels below this propagate (masking while a rule runs)
 
+
+def set_grad_mode(mode: bool) -> bool:
+    """Switch recording on or off; returns the previous mode (``dg.set_grad_enabled``)."""
+    global grad_enabled
+    prev, grad_enabled = grad_enabled, bool(mode)
+    return prev
+
+
+def open_level(lvl: int) -> None:
+    """Make forward-mode level ``lvl`` active (``autograd.enter_forward_level``)."""
+    fwd_active.add(lvl)
+    refresh()
+
+
+def close_level(lvl: int) -> None:
+    fwd_active.discard(lvl)
+    refresh()
+
+
+def mask_levels(below: float) -> float:
+    """Let only levels below ``below`` propagate (while a level's JVP rule runs); returns
+    the previous bound, for ``mask_levels(previous)`` afterwards."""
+    global fwd_below
+    prev, fwd_below = fwd_below, below
+    return prev
+
 # ---------------------------------------------------------------- the listeners
 
 EVENTS = ("on_call", "on_create", "on_effect", "on_read", "on_write", "on_attr", "on_pass",

@@ -37,9 +37,10 @@ import numpy as np
 
 from . import _context
 from ._tensor import Tensor
-from .hooks import IdWeakMap
+from .hooks import IdWeakMap, _Entry
 
 _where = IdWeakMap()          # node -> (file, line, function)
+_d, _drop = _where._d, _where._drop
 
 
 class AnomalyError(RuntimeError):
@@ -107,12 +108,22 @@ def _finite(d: np.ndarray) -> bool:
     return math.isfinite(s) or bool(np.isfinite(d).all())
 
 
+def _remember(out: Tensor) -> None:
+    """Note where node ``out`` was made (``_where[out] = ...``, the map's insertion inlined:
+    this runs once per primitive call in anomaly mode)."""
+    f = _context.user_frame(3)[0]
+    e = _Entry(out, _drop)
+    e.key = k = id(out)
+    e.value = None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+    _d[k] = e
+
+
 class _Locations:
     """``record_locations``: the place that made every node created while it is on."""
 
     def on_call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
         if out._op is not None:
-            _where[out] = _caller()[0]
+            _remember(out)
 
 
 class _Checks(_Locations):
@@ -131,7 +142,7 @@ class _Checks(_Locations):
 
     def on_call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
         if out._op is not None:
-            _where[out] = _caller()[0]
+            _remember(out)
         if self.passes:  # inside a backward pass: only the rules' results are checked
             return
         d = out._data

@@ -62,8 +62,7 @@ def set_grad_enabled(mode: bool) -> bool:
     >>> dg.is_grad_enabled(), dg.set_grad_enabled(previous)
     (False, False)
     """
-    prev, _ctx.grad_enabled = _ctx.grad_enabled, bool(mode)
-    return prev
+    return _ctx.set_grad_mode(mode)
 
 
 class no_grad:
@@ -361,7 +360,7 @@ def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict)
               if lvl in active and lvl < below}
     for lvl in sorted(levels):
         ts = [x._tangent.get(lvl) if x._tangent else None for x in xs]
-        saved, _ctx.fwd_below = _ctx.fwd_below, lvl
+        saved = _ctx.mask_levels(lvl)
         try:
             if op.jvp == LINEAR:
                 t_out = op(*[t if t is not None else zeros_like_p(x) for t, x in zip(ts, xs)], **kw)
@@ -376,21 +375,19 @@ def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict)
             if t_out.dtype != out.dtype:
                 t_out = t_out.astype(out.dtype)
         finally:
-            _ctx.fwd_below = saved
+            _ctx.mask_levels(saved)
         set_tangent(out, lvl, t_out)
 
 
 def enter_forward_level() -> int:
     """Open a new forward-mode level (used by ``func.jvp``)."""
     lvl = next(_level_counter)
-    _ctx.fwd_active.add(lvl)
-    _ctx.refresh()
+    _ctx.open_level(lvl)
     return lvl
 
 
 def exit_forward_level(lvl: int) -> None:
-    _ctx.fwd_active.discard(lvl)
-    _ctx.refresh()
+    _ctx.close_level(lvl)
 
 
 # ---------------------------------------------------------------- reverse mode

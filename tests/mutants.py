@@ -255,7 +255,7 @@ MUTANTS: list[Mutant] = [
            "t_out = ti if t_out is None else t_out + ti", "t_out = ti",
            OPS, "jvp keeps only the last input's tangent contribution"),
     Mutant("J-no-mask", "duograd/autograd.py",
-           "saved, _ctx.fwd_below = _ctx.fwd_below, lvl", "saved = _ctx.fwd_below",
+           "saved = _ctx.mask_levels(lvl)", "saved = _ctx.fwd_below",
            HFUNC, "nested jvp: a rule's own arithmetic pushes its level's tangent again"),
     Mutant("J-no-broadcast", "duograd/autograd.py",
            "            if t_out.shape != out.shape:\n                t_out = t_out.broadcast_to(out.shape)\n",
