@@ -41,6 +41,7 @@ from .hooks import IdWeakMap, _Entry
 
 _where = IdWeakMap()          # node -> (file, line, function)
 _d, _drop = _where._d, _where._drop
+_user_frame, _isfinite = _context.user_frame, math.isfinite
 
 
 class AnomalyError(RuntimeError):
@@ -111,7 +112,7 @@ def _finite(d: np.ndarray) -> bool:
 def _remember(out: Tensor) -> None:
     """Note where node ``out`` was made (``_where[out] = ...``, the map's insertion inlined:
     this runs once per primitive call in anomaly mode)."""
-    f = _context.user_frame(3)[0]
+    f = _user_frame(3)[0]
     e = _Entry(out, _drop)
     e.key = k = id(out)
     e.value = None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
@@ -141,12 +142,16 @@ class _Checks(_Locations):
             self.checked.clear()
 
     def on_call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
-        if out._op is not None:
-            _remember(out)
+        if out._op is not None:  # (_remember's body, inlined: this runs on every call)
+            f = _user_frame(3)[0]  # from the caller of Primitive.__call__
+            e = _Entry(out, _drop)
+            e.key = k = id(out)
+            e.value = None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+            _d[k] = e
         if self.passes:  # inside a backward pass: only the rules' results are checked
             return
         d = out._data
-        if d.dtype.kind == "f" and not _finite(d):
+        if d.dtype.kind == "f" and not _isfinite(d.ravel().dot(d.ravel())) and not _finite(d):
             loc, via = _caller()
             shapes = ", ".join(f"input {i} {x.shape}" + (f" already holding {_bad(x._data)}"
                                                            if _bad(x._data) else "")
