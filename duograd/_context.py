@@ -98,7 +98,7 @@ EVENTS = ("on_call", "on_create", "on_effect", "on_read", "on_write", "on_attr",
           "on_node", "on_edge", "on_done")
 
 _stack: list = []        # bottom first
-_hidden = 0              # depth of unrecorded() blocks: listeners that record are hidden
+_hidden: list = []       # the recording listeners that unrecorded() blocks hide
 
 # Per event, the bound methods of the listeners that see it, bottom first (rebuilt on
 # every change of the stack, never per call).
@@ -124,7 +124,7 @@ def refresh() -> None:
     for k, lst in enumerate(_stack):
         if getattr(lst, "opaque", False):
             start = k
-    seen = [lst for lst in _stack[start:] if not (_hidden and getattr(lst, "records", False))]
+    seen = [lst for lst in _stack[start:] if not any(lst is h for h in _hidden)]
     for ev in EVENTS:
         g[ev] = tuple(m for m in (getattr(lst, ev, None) for lst in seen) if m is not None)
     g["watching"] = bool(on_call) or bool(fwd_active)
@@ -181,17 +181,21 @@ class listening:
 
 
 class unrecorded:
-    """A block that listeners with ``records = True`` do not see: a host step's inside,
-    or the engine's own sum into ``.grad``, which a recording takes as one effect."""
+    """A block that the listeners with ``records = True`` on the stack do not see: a host
+    step's inside, or the engine's own sum into ``.grad``, which a recording takes as one
+    effect. (A recording started inside the block, a checkpoint's, sees it.)"""
 
     def __enter__(self) -> None:
-        global _hidden
-        _hidden += 1
+        self.hidden = [lst for lst in _stack if getattr(lst, "records", False)]
+        _hidden.extend(self.hidden)
         refresh()
 
     def __exit__(self, *exc: object) -> None:
-        global _hidden
-        _hidden -= 1
+        for lst in self.hidden:
+            for k in range(len(_hidden) - 1, -1, -1):
+                if _hidden[k] is lst:
+                    del _hidden[k]
+                    break
         refresh()
 
 

@@ -164,3 +164,26 @@ def test_anomaly_checks_what_a_hook_returned_even_when_the_hook_came_later():
     e = info.value
     assert (e.op, e.pass_, e.input) == ("mul", "backward", None), str(e)
     assert "before any rule ran on it" in str(e)
+
+
+def test_a_recording_started_inside_a_host_step_sees_its_calls_while_the_outer_one_does_not():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    inner = []
+
+    @dg.autograd.host
+    def host_step():
+        with dg.autograd.trace() as calls:
+            (x * 2).sum()
+        inner.append([op.name for op, *_ in calls])
+
+    def step(a):
+        y = (x * a).sum()
+        host_step()
+        return y
+
+    fast = dg.compile(step)
+    fast(np.ones(2))
+    assert inner == [["mul", "sum"]]
+    program = next(iter(fast.programs.values()))
+    program.code  # (finished)
+    assert [ins.op.name for ins in program.instructions if ins.op is not None] == ["mul", "sum"]
