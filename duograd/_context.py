@@ -18,10 +18,12 @@ The events (all optional; what a listener lacks costs nothing):
 ``on_effect(effect)``           something a replay must redo that is not a primitive call: one of
                                 the record types below (``Accumulate``, ``SetGrad``, ...)
 ``on_read(t, what)``            a tensor's value read into Python or NumPy (``item()``, ...)
-``on_write(t, what)``           a tensor written in place (``t.data = ...``; in-place ops,
-                                ``t[i] = v`` and optimizer updates report here too)
+``on_write(t, what)``           a tensor written in place: ``t.data = ...`` (``write``); in-place
+                                ops, ``t[i] = v`` and optimizer updates are to call ``write`` too,
+                                so that a recording can take each as an effect
 ``on_attr(obj, name, value)``   an attribute read that decides what a step computes (a module's
-                                ``.training``, an optimizer's ``lr``): where guards are taken
+                                ``.training``, an optimizer's ``lr``), reported by ``attr``: where
+                                a recording takes its guards (no caller yet)
 ``on_pass(begin)``              a backward pass (``autograd.backpropagate``) begins / ends
 ``on_node(node, g) -> g``       backward: ``node``'s cotangent is complete (summed over every
                                 use), before its rules run; the listener returns ``g`` or a
