@@ -13,7 +13,9 @@ hand and no module writes another module's globals.
 The events (all optional; what a listener lacks costs nothing):
 
 ==============================  =================================================================
-``on_call(op, xs, kw, out)``    after every primitive call: forward, VJP rules, casts, seeds
+``on_call(call)``               after every primitive call (forward, VJP rules, casts, seeds),
+                                ``call`` being the tuple ``(op, xs, kw, out)`` (so that a
+                                recording's ``on_call`` can be its list's ``append``)
 ``on_create(t)``                a Tensor made from data outside a primitive (``_tensor._wrap``)
 ``on_effect(effect)``           something a replay must redo that is not a primitive call: one of
                                 the record types below (``Accumulate``, ``SetGrad``, ...)
@@ -47,7 +49,7 @@ The hot path (``Primitive.__call__``) tests one flag, ``watching``: a listener o
 >>> from duograd import _context
 >>> class Count:
 ...     n = 0
-...     def on_call(self, op, xs, kw, out):
+...     def on_call(self, call):
 ...         self.n += 1
 >>> with _context.listening(Count()) as c:
 ...     y = dg.tensor([1.0, 2.0]) * 3 + 1
@@ -119,19 +121,57 @@ any_listener = False     # some listener sees some event
 backward_watched = False  # a backward pass has listeners (on_pass/on_node/on_edge/on_done)
 
 
+# (ids of the stack, ids of the hidden) -> the event tuples, for the configurations that a
+# recording's host steps and backward passes repeat; cleared whenever a listener comes off
+# the stack, so an id in it always names a listener that is alive on the stack.
+_memo: dict = {}
+
+
+_class_events: dict[type, tuple[str, ...]] = {}
+
+
+def _events_of(listener: Any) -> tuple[str, ...]:
+    """The events ``listener`` has a method or attribute for (its class's, cached, and its
+    own: a recording's ``on_call`` is its list's ``append``)."""
+    cls = type(listener)
+    evs = _class_events.get(cls)
+    if evs is None:
+        evs = _class_events[cls] = tuple(ev for ev in EVENTS
+                                         if any(ev in vars(c) for c in cls.__mro__))
+    own = getattr(listener, "__dict__", None)
+    if own:
+        evs = evs + tuple(ev for ev in EVENTS if ev in own and ev not in evs)
+    return evs
+
+
 def refresh() -> None:
     """Rebuild the per-event tuples and the flags from the stack."""
     g = globals()
+    key = (tuple(map(id, _stack)), tuple(map(id, _hidden)))
+    hit = _memo.get(key)
+    if hit is not None:
+        g.update(hit)
+        g["watching"] = bool(on_call) or bool(fwd_active)
+        return
     start = 0
     for k, lst in enumerate(_stack):
         if getattr(lst, "opaque", False):
             start = k
     seen = [lst for lst in _stack[start:] if not any(lst is h for h in _hidden)]
-    for ev in EVENTS:
-        g[ev] = tuple(m for m in (getattr(lst, ev, None) for lst in seen) if m is not None)
+    tables: dict[str, list] = {ev: [] for ev in EVENTS}
+    for lst in seen:
+        for ev in _events_of(lst):
+            m = getattr(lst, ev)
+            if m is not None:
+                tables[ev].append(m)
+    for ev, methods in tables.items():
+        g[ev] = tuple(methods)
     g["watching"] = bool(on_call) or bool(fwd_active)
     g["any_listener"] = bool(seen)
     g["backward_watched"] = bool(on_pass or on_node or on_edge or on_done)
+    if len(_memo) > 16:
+        _memo.clear()
+    _memo[key] = {k: g[k] for k in EVENTS + ("any_listener", "backward_watched")}
 
 
 def push(listener: Any, bottom: bool = False) -> Any:
@@ -151,6 +191,7 @@ def remove(listener: Any) -> None:
         if _stack[k] is listener:
             del _stack[k]
             break
+    _memo.clear()
     refresh()
 
 

@@ -31,7 +31,6 @@ log (forward pass)
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -122,7 +121,8 @@ def _remember(out: Tensor) -> None:
 class _Locations:
     """``record_locations``: the place that made every node created while it is on."""
 
-    def on_call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+    def on_call(self, call: tuple) -> None:
+        out = call[3]
         if out._op is not None:
             _remember(out)
 
@@ -141,7 +141,8 @@ class _Checks(_Locations):
         if not self.passes:
             self.checked.clear()
 
-    def on_call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+    def on_call(self, call: tuple) -> None:
+        op, xs, kw, out = call
         if out._op is not None:  # (_remember's body, inlined: this runs on every call)
             f = _user_frame(3)[0]  # from the caller of Primitive.__call__
             e = _Entry(out, _drop)

@@ -231,8 +231,10 @@ class Primitive:
             out.requires_grad = False
             out._op = out._inputs = out._kw = None
         if _ctx.watching:  # one test for both: listeners of calls, or a jvp in progress
-            for f in _ctx.on_call:
-                f(self, xs, kw, out)
+            if _ctx.on_call:
+                call = (self, xs, kw, out)
+                for f in _ctx.on_call:
+                    f(call)
             if _ctx.fwd_active:  # after the listeners: the tangent rules read out
                 _push_tangents(self, out, xs, kw)
         return out
@@ -304,14 +306,12 @@ class trace:
 
     def __enter__(self) -> list:
         self.calls: list = []
+        self.on_call = self.calls.append  # the event's (op, xs, kw, out), as it comes
         _ctx.push(self)
         return self.calls
 
     def __exit__(self, *exc: object) -> None:
         _ctx.remove(self)
-
-    def on_call(self, op: Primitive, xs: tuple, kw: dict, out: Tensor) -> None:
-        self.calls.append((op, xs, kw, out))
 
 
 def host(fn: Callable) -> Callable:
@@ -577,12 +577,14 @@ def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False,
                            "and has no graph")
     seed = _seed(tensor, gradient, "backward")
     results = backpropagate([tensor], [seed], create_graph, retain_graph or create_graph)
-    for leaf, g in results.items():
-        if not _ctx.on_effect:
+    if not _ctx.on_effect:
+        for leaf, g in results.items():
             leaf._grad = g if leaf._grad is None else leaf._grad + g
-        else:  # one effect of a dg.compile recording (the sum is part of it)
-            with _ctx.unrecorded():
-                new = g if leaf._grad is None else leaf._grad + g
+    else:  # each leaf one effect of a dg.compile recording (the sum is part of it)
+        with _ctx.unrecorded():
+            sums = [(leaf, g, g if leaf._grad is None else leaf._grad + g)
+                    for leaf, g in results.items()]
+        for leaf, g, new in sums:
             _ctx.effect(Accumulate(leaf, g, new))
             leaf._grad = new
 

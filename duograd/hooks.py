@@ -121,6 +121,8 @@ class RemovableHandle:
 
 def _refresh() -> None:
     """Keep the listener on the stack exactly while something needs it."""
+    if _hooks is None or _retained is None:  # a weak reference dying at interpreter exit
+        return
     on = bool(len(_hooks) or len(_retained))
     if on != (_HOOKS in _context.stack()):
         if on:

@@ -8,6 +8,7 @@ error messages.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 # How the replay loop calls ``f`` (Program.run spells them as these literals):
@@ -34,3 +35,8 @@ class Instr(NamedTuple):
     label: str         # what a failure names: the op's name, "accumulate .grad", ...
     role: str          # "kernel" (a pure computation), "effect", "host" or "load"
     op: Any = None     # for a kernel, the Primitive it runs (its facts: view, broadcast)
+
+
+# ``new((kind, f, a, b, out, reads, label, role, op))``: an Instr made without the Python-level
+# ``__new__`` of a NamedTuple (a recording makes one per kernel; all nine fields given).
+new = functools.partial(tuple.__new__, Instr)

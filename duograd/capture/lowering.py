@@ -16,7 +16,7 @@ import numpy as np
 from .._context import Accumulate, Derive, Draw, Host, SetGrad
 from .._tensor import _CONSTANTS, Tensor, _wrap
 from ..autograd import WithConstant
-from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr
+from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
 from .recording import Recorder, warn_at_user_line
 
 
@@ -109,6 +109,7 @@ class Builder:
     # ------------------------------------------------------------ primitive calls
 
     def call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+        """A kernel instruction for a primitive call (``new``: an Instr, all fields given)."""
         by_tensor, const = self.by_tensor, self.const
         ins = []
         folded = True
@@ -140,20 +141,20 @@ class Builder:
 
             def kernel(env, st, fwd=fwd, build=build, ins_t=ins_t, o=o):
                 env[o] = fwd(*[env[i] for i in ins_t], **build(env))
-            code.append(Instr(EFFECT, kernel, None, None, o, ins + reads, name, "kernel", op))
+            code.append(new((EFFECT, kernel, None, None, o, ins + reads, name, "kernel", op)))
         else:
             f = _kernel(op, kw)
             if type(f) is WithConstant:  # a binary ufunc, its constant in a slot of its own
                 c = self.new_slot(xs[0]._data.dtype.type(f.value), const=True)
-                code.append(Instr(CALL2, f.ufunc, ins[0], c, o, ins, name, "kernel", op))
+                code.append(new((CALL2, f.ufunc, ins[0], c, o, ins, name, "kernel", op)))
             elif len(ins) == 1:
-                code.append(Instr(CALL1, f, ins[0], None, o, ins, name, "kernel", op))
+                code.append(new((CALL1, f, ins[0], None, o, ins, name, "kernel", op)))
             elif len(ins) == 2:
-                code.append(Instr(CALL2, f, ins[0], ins[1], o, ins, name, "kernel", op))
+                code.append(new((CALL2, f, ins[0], ins[1], o, ins, name, "kernel", op)))
             else:
-                code.append(Instr(CALLN, f, tuple(ins), None, o, ins, name, "kernel", op))
+                code.append(new((CALLN, f, tuple(ins), None, o, ins, name, "kernel", op)))
         if out._data.ndim == 0:  # NumPy gives 0-d results as scalars; the engine holds arrays
-            code.append(Instr(CALL1, np.asarray, o, None, o, [o], name, "kernel"))
+            code.append(new((CALL1, np.asarray, o, None, o, [o], name, "kernel", None)))
 
     # ------------------------------------------------------------ effects
 
@@ -179,7 +180,7 @@ class Builder:
         o = self.new_slot()
         self.by_array[id(e.out)] = o
         f = functools.partial(e.fn, **e.kw) if e.kw else e.fn
-        self.code.append(Instr(CALL1, f, s, None, o, [s], "derive", "kernel"))
+        self.code.append(new((CALL1, f, s, None, o, [s], "derive", "kernel", None)))
 
     def draw(self, e: Draw) -> None:  # random numbers: drawn again by every replay, in order
         o = self.new_slot()
@@ -212,7 +213,8 @@ class Builder:
                 st.pending[leaf] = new
                 st.made[o] = new
                 env[o] = new._data
-        self.code.append(Instr(EFFECT, accumulate, None, None, o, [gs], "accumulate .grad", "effect"))
+        self.code.append(new((EFFECT, accumulate, None, None, o, [gs], "accumulate .grad", "effect",
+                              None)))
 
     def set_grad(self, e: SetGrad) -> None:
         ref = self.leaf_ref(e.t)
@@ -225,8 +227,8 @@ class Builder:
         def set_grad(env, st, ref=ref, vref=vref):
             leaf = st.resolve(ref, env)
             st.pending[leaf] = None if vref is None else st.tensor(vref, env)
-        self.code.append(Instr(EFFECT, set_grad, None, None, None, [] if vref is None else [vref],
-                               "set .grad", "effect"))
+        self.code.append(new((EFFECT, set_grad, None, None, None, [] if vref is None else [vref],
+                              "set .grad", "effect", None)))
 
     def host(self, e: Host) -> None:
         snapshot = [False]  # set by the passes: whether anything that can fail runs after it
@@ -282,7 +284,7 @@ class Builder:
                 needed.update(ins.reads)
         code.reverse()
         # Tensors read but not given: loaded at the start and again after each host step.
-        loads = [Instr(LOAD, t, None, None, s, [], "load", "load")
+        loads = [new((LOAD, t, None, None, s, [], "load", "load", None))
                  for t, s in self.externals if s in needed]
         values = [v if i in self.const else None for i, v in enumerate(self.values)]
         guards = [(t, t._data.shape, t._data.dtype, t.requires_grad) for t, s in self.externals]

@@ -72,12 +72,7 @@ class Recorder(_context.listening_to):
         self.log: list = []            # (op, xs, kw, out) per call, an effect record per effect
         self.made: set[int] = set()    # ids of Tensors made from data during the recording
         self.keep: list = []           # everything the log names stays alive: ids stay unique
-
-    def on_call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
-        self.log.append((op, xs, kw, out))
-
-    def on_effect(self, effect: Any) -> None:
-        self.log.append(effect)
+        self.on_call = self.on_effect = self.log.append  # calls and effects, in order
 
     def on_create(self, t: Tensor) -> None:
         self.made.add(id(t))

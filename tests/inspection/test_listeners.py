@@ -140,7 +140,7 @@ def test_listeners_are_called_bottom_first_and_come_off_wherever_they_are():
         def __init__(self, name):
             self.name = name
 
-        def on_call(self, op, xs, kw, out):
+        def on_call(self, call):
             order.append(self.name)
 
     gc.collect()
