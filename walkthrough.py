@@ -38,18 +38,18 @@ if "numpy" not in sys.modules:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(_var, "1")
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import datetime  # noqa: E402
-import importlib  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import shlex  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any, Callable, Iterator, Sequence  # noqa: E402
+import argparse
+import contextlib
+import datetime
+import importlib
+import json
+import math
+import platform
+import shlex
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
 
 ROOT = Path(__file__).resolve().parent
 if str(ROOT) not in sys.path:
@@ -57,7 +57,6 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-import experiments  # noqa: E402
 from experiments import STAGES, figure, save, track  # noqa: E402
 from experiments import report  # noqa: E402
 

@@ -33,24 +33,24 @@ if "numpy" not in sys.modules:
     for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[_var] = "1"
 
-import argparse  # noqa: E402
-import contextlib  # noqa: E402
-import cProfile  # noqa: E402
-import datetime  # noqa: E402
-import gc  # noqa: E402
-import importlib  # noqa: E402
-import json  # noqa: E402
-import math  # noqa: E402
-import platform  # noqa: E402
-import pstats  # noqa: E402
-import statistics  # noqa: E402
-import tempfile  # noqa: E402
-import time  # noqa: E402
-import tracemalloc  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
-from types import ModuleType, SimpleNamespace  # noqa: E402
-from typing import Any, Callable, Iterator  # noqa: E402
+import argparse
+import contextlib
+import cProfile
+import datetime
+import gc
+import importlib
+import json
+import math
+import platform
+import pstats
+import statistics
+import tempfile
+import time
+import tracemalloc
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ first, not the root
@@ -59,7 +59,7 @@ if str(ROOT) not in sys.path:  # `python benchmarks/run.py` puts benchmarks/ fir
 import numpy as np  # noqa: E402
 
 import duograd as dg  # noqa: E402
-from duograd import capture, nn, optim  # noqa: E402
+from duograd import nn, optim  # noqa: E402
 from duograd.nn import functional as F  # noqa: E402
 from benchmarks import handwritten as hw  # noqa: E402
 
@@ -496,12 +496,8 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
     engines["duograd_compiled"] = engine
     # The same without buffer reuse (every kernel's result a new array), timed beside it:
     # whether reuse helps is measured, not assumed.
-    reuse, capture.REUSE_BUFFERS = capture.REUSE_BUFFERS, False
-    try:
-        plain_engine, _ = make_compiled()
-        plain_engine()
-    finally:
-        capture.REUSE_BUFFERS = reuse
+    plain_engine, _ = make_compiled(reuse_buffers=False)
+    plain_engine()
     engines["duograd_compiled_no_reuse"] = plain_engine
 
     npp = [w.copy() for w in w0]
@@ -513,9 +509,10 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
 
 
 def _compiled_mlp_step(nin: int, nouts: list[int], xt: dg.Tensor, y: np.ndarray, adam: bool,
-                       lr: float) -> Callable[[], tuple[Callable[[], float], nn.Module]]:
-    """A maker of (a fresh model's training step through ``dg.compile``, the model)."""
-    def make() -> tuple[Callable[[], float], nn.Module]:
+                       lr: float) -> Callable[..., tuple[Callable[[], float], nn.Module]]:
+    """A maker of (a fresh model's training step through ``dg.compile``, the model);
+    ``make(reuse_buffers=False)`` compiles it without buffer reuse."""
+    def make(reuse_buffers: bool = True) -> tuple[Callable[[], float], nn.Module]:
         model = nn.MLP(nin, nouts, rng=0)
         opt = optim.Adam(model.parameters(), lr=lr) if adam else None
 
@@ -526,7 +523,7 @@ def _compiled_mlp_step(nin: int, nouts: list[int], xt: dg.Tensor, y: np.ndarray,
             if opt is not None:
                 opt.step()
             return loss
-        fast = dg.compile(step)
+        fast = dg.compile(step, reuse_buffers=reuse_buffers)
         return (lambda: fast(xt, y).item()), model
     return make
 
@@ -610,11 +607,11 @@ def bench_conv(kind: str, ctx: SimpleNamespace) -> dict[str, Any]:
 
 
 def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
-    """The walkthrough's digits CNN (experiments/digits_cnn.py): one training step, forward
+    """The walkthrough's digits CNN (benchmarks/cnn.py): one training step, forward
     (dropout on), cross-entropy, backward and Adam, duograd's ``step(X, y)`` against the same
     network in PyTorch float64 (weights copied across; the gradients are checked to agree
     first, in eval mode)."""
-    from experiments import digits_cnn
+    from benchmarks import cnn as digits_cnn
 
     n = ctx.sizes.cnn_batch
     x, y = _data("digits", ctx)  # the first images of the digits (random when smoke)

@@ -67,7 +67,7 @@ __all__ = [
     "selu", "celu", "prelu",
     "einsum", "outer", "bmm", "mm", "mv", "dot", "addmm", "baddbmm", "norm", "linalg",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
-    "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
+    "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "random", "viz",
     "compile", "Compiled",
     "explain", "detect_anomaly", "AnomalyError", "checkpoint",
     # shapes branch: reductions, scans and sorting; shape and indexing; creation

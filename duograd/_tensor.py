@@ -2,7 +2,9 @@
 
 This module holds the state and nothing that computes: the class, its one
 constructor (``_wrap``), the conversion of operands, and the creation functions. It
-imports nothing else from duograd. The operators and methods (``+``, ``exp``,
+imports nothing else from duograd but ``_context``, whose listeners it tells of what
+happens outside primitives (Tensors made from data, arrays derived from an argument,
+random draws, writes to ``.grad`` and ``.data``, reads of a value into Python). The operators and methods (``+``, ``exp``,
 ``sum``, ``backward``, ...) call the primitives of ``ops.py`` and are bound onto the
 class by ``methods.py``, the way JAX binds its array methods, so the reading order
 ``shapes -> _tensor -> autograd -> ops -> methods`` has no back-references.
@@ -24,13 +26,10 @@ from typing import Any
 
 import numpy as np
 
-_new = object.__new__
+from . import _context as _ctx
+from ._context import Derive, Draw, SetGrad
 
-# The recording in progress of ``dg.compile`` (duograd/capture.py), or None. While one is
-# on, this module tells it of what happens outside primitives: Tensors made from data,
-# arrays derived from an argument (``_derive``), writes to ``.grad`` and reads of a value
-# as a Python number (which a replay would freeze).
-_capture: Any = None
+_new = object.__new__
 _ndarray = np.ndarray
 
 # ---------------------------------------------------------------- dtypes
@@ -178,8 +177,8 @@ def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs:
     t._op = op
     t._inputs = inputs
     t._kw = kw
-    if _capture is not None:
-        _capture.created(t)
+    if _ctx.on_create:
+        _ctx.created(t)
     return t
 
 
@@ -190,8 +189,8 @@ def _derive(fn: Any, source: Any, **kw: Any) -> np.ndarray:
     if isinstance(source, Tensor):
         source = source._data
     out = fn(source, **kw)
-    if _capture is not None:  # (also when out is source: fn may check it, as labels are)
-        _capture.derived(out, source, fn, kw)
+    if _ctx.on_effect:  # (also when out is source: fn may check it, as labels are)
+        _ctx.effect(Derive(source, fn, kw, out))
     return out
 
 
@@ -200,8 +199,8 @@ def _draw(fn: Any, *args: Any) -> np.ndarray:
     mask). A ``dg.compile`` recording notes it, so that a replay draws again, from the same
     generator, instead of reusing the recorded draw."""
     out = fn(*args)
-    if _capture is not None:
-        _capture.drawn(out, fn, args)
+    if _ctx.on_effect:
+        _ctx.effect(Draw(fn, args, out))
     return out
 
 
@@ -244,8 +243,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value: "Tensor | None") -> None:
-        if _capture is not None:
-            _capture.set_grad(self, value)
+        if _ctx.on_effect:
+            _ctx.effect(SetGrad(self, value))
         self._grad = value
 
     # ------------------------------------------------------------ state
@@ -257,8 +256,8 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
-        if _capture is not None:
-            _capture.read_value("assigning .data")
+        if _ctx.on_write:
+            _ctx.write(self, "assigning .data")
         arr = _as_array(value, op="Tensor.data")
         if arr.dtype.kind != "f" and self.requires_grad:
             arr = arr.astype(self._data.dtype)  # a tensor that requires grad stays floating
@@ -304,8 +303,8 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        if _capture is not None:
-            _capture.read_value("numpy()")
+        if _ctx.on_read:
+            _ctx.read(self, "numpy()")
         return self._data
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
@@ -313,8 +312,8 @@ class Tensor:
         if self.requires_grad:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        if _capture is not None:
-            _capture.read_value("np.asarray()")
+        if _ctx.on_read:
+            _ctx.read(self, "np.asarray()")
         arr = self._data if dtype is None else self._data.astype(dtype, copy=False)
         return arr.copy() if copy else arr
 
@@ -327,14 +326,14 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError(f"{what}: only a one-element tensor has a single value; this one "
                              f"has shape {self.shape}")
-        if _capture is not None:
-            _capture.read_value(f"{what}()")
+        if _ctx.on_read:
+            _ctx.read(self, f"{what}()")
         return self._data.item()
 
     def tolist(self) -> Any:
         """The values as nested Python lists (a number for a 0-d tensor)."""
-        if _capture is not None:
-            _capture.read_value("tolist()")
+        if _ctx.on_read:
+            _ctx.read(self, "tolist()")
         return self._data.tolist()
 
     def __float__(self) -> float:
@@ -344,8 +343,8 @@ class Tensor:
         if self._data.size != 1:
             raise ValueError(f"bool: the truth value of a tensor of shape {self.shape} is "
                              "ambiguous; use .numpy().any() or .numpy().all()")
-        if _capture is not None:
-            _capture.read_value("bool()")
+        if _ctx.on_read:
+            _ctx.read(self, "bool()")
         return bool(self._data)
 
     def __len__(self) -> int:

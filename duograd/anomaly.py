@@ -7,10 +7,11 @@ the input, the shapes and the line of *your* code that called the operation in t
 forward pass. (Inside a backward pass only the rules' results are checked, not their
 intermediate values: a rule may compute an infinity that it then masks with ``where``.)
 
-Where the check lives, and why nothing is paid outside it: a primitive call already
-tests one flag (``autograd._watching``) for recordings and forward mode; anomaly mode
-sets a callback behind that flag (``autograd.set_on_call``), and the backward checks
-ride on the per-node inspector of ``duograd.hooks``.
+Where the check lives, and why nothing is paid outside it: anomaly mode is a listener
+on the stack of ``duograd._context``, pushed for the block. A primitive call already
+tests one flag (``_context.watching``) for listeners; behind it, ``on_call`` checks the
+result, and the backward checks are the ``on_node`` and ``on_done`` events of
+``autograd.backpropagate``. Outside every block the stack does not hold it.
 
 Locations. Finding the caller's file and line means walking the Python stack, too
 costly to do on every operation all the time, so a location is recorded only for the
@@ -30,19 +31,16 @@ log (forward pass)
 from __future__ import annotations
 
 import math
-import os
-import sys
-from typing import Any
 
 import numpy as np
 
-from . import autograd, hooks
+from . import _context
 from ._tensor import Tensor
+from .hooks import IdWeakMap, _Entry
 
-_PKG = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_inside: dict[Any, bool] = {}       # code object -> whether it belongs to duograd
-_where = hooks.IdWeakMap()          # node -> (file, line, function)
-_PASSES = hooks._INSPECTOR.passes   # non-empty while a backward pass runs
+_where = IdWeakMap()          # node -> (file, line, function)
+_d, _drop = _where._d, _where._drop
+_user_frame, _isfinite = _context.user_frame, math.isfinite
 
 
 class AnomalyError(RuntimeError):
@@ -65,21 +63,11 @@ class AnomalyError(RuntimeError):
         self.op, self.pass_, self.input, self.where = op, pass_, input, where
 
 
-def _caller(depth: int = 2) -> tuple[tuple[str, int, str] | None, str | None]:
+def _caller() -> tuple[tuple[str, int, str] | None, str | None]:
     """The first frame outside duograd (file, line, function) and the outermost duograd
-    function on the way (e.g. ``softmax``), skipping ``depth`` frames."""
-    f = sys._getframe(depth)
-    via = None
-    while f is not None:
-        code = f.f_code
-        inside = _inside.get(code)
-        if inside is None:
-            inside = _inside[code] = code.co_filename.startswith(_PKG)
-        if not inside:
-            return (code.co_filename, f.f_lineno, code.co_name), via
-        via = code.co_name
-        f = f.f_back
-    return None, via
+    function on the way (e.g. ``softmax``)."""
+    f, _, via = _context.user_frame(2)
+    return (None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)), via
 
 
 def where_of(t: Tensor) -> str | None:
@@ -109,12 +97,7 @@ def _bad(a: np.ndarray) -> str | None:
     return f"{' and '.join(kinds)} at {int((nan | inf).sum())} of {a.size} elements"
 
 
-# ---------------------------------------------------------------- what runs per call
-
-def _record(op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
-    if out._op is not None:
-        _where[out] = _caller()[0]
-
+# ---------------------------------------------------------------- the listeners
 
 def _finite(d: np.ndarray) -> bool:
     """Whether every value of a float array is finite. A NaN or an infinity survives a sum
@@ -125,46 +108,81 @@ def _finite(d: np.ndarray) -> bool:
     return math.isfinite(s) or bool(np.isfinite(d).all())
 
 
-def _check(op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
-    if _PASSES:  # inside a backward pass: only the rules' results are checked (hooks.py)
+def _remember(out: Tensor) -> None:
+    """Note where node ``out`` was made (``_where[out] = ...``, the map's insertion inlined:
+    this runs once per primitive call in anomaly mode)."""
+    f = _user_frame(3)[0]
+    e = _Entry(out, _drop)
+    e.key = k = id(out)
+    e.value = None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+    _d[k] = e
+
+
+class _Locations:
+    """``record_locations``: the place that made every node created while it is on."""
+
+    def on_call(self, call: tuple) -> None:
+        out = call[3]
         if out._op is not None:
-            _where[out] = _caller()[0]
-        return
-    if out._op is not None:
-        _where[out] = _caller()[0]
-    d = out._data
-    if d.dtype.kind == "f" and not _finite(d):
-        loc, via = _caller()
-        shapes = ", ".join(f"input {i} {x.shape}" + (f" already holding {_bad(x._data)}"
-                                                       if _bad(x._data) else "")
-                           for i, x in enumerate(xs))
-        inside = f" inside duograd's {via}()" if via not in (None, "__call__") else ""
-        where = None if loc is None else f"{loc[0]}:{loc[1]}"
-        bad_in = next((i for i, x in enumerate(xs) if _bad(x._data)), None)
-        raise AnomalyError(
-            f"{op.name} (forward pass): the result of shape {d.shape} holds {_bad(d)}; "
-            f"inputs: {shapes or 'none'}. Called{inside} at {_fmt(loc)}.",
-            op.name, "forward", bad_in, where)
+            _remember(out)
 
 
-class _Checks:
-    """The backward half, called by the hooks inspector for every node."""
+class _Checks(_Locations):
+    """``detect_anomaly``: every forward result outside a backward pass, every cotangent a
+    rule hands on, and every cotangent arriving at a node that no rule made (the seed, a
+    hook's return value)."""
 
-    def arriving(self, node: Tensor, g: Tensor) -> None:
-        bad = _bad(g._data)
-        if bad:
-            what = "the node" if node._op is None else f"{node._op.name}'s result"
+    def __init__(self) -> None:
+        self.passes = 0         # backward passes in progress
+        self.checked: dict = {}  # input -> the cotangent on_done found finite
+
+    def on_pass(self, begin: bool) -> None:
+        self.passes += 1 if begin else -1
+        if not self.passes:
+            self.checked.clear()
+
+    def on_call(self, call: tuple) -> None:
+        op, xs, kw, out = call
+        if out._op is not None:  # (_remember's body, inlined: this runs on every call)
+            f = _user_frame(3)[0]  # from the caller of Primitive.__call__
+            e = _Entry(out, _drop)
+            e.key = k = id(out)
+            e.value = None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
+            _d[k] = e
+        if self.passes:  # inside a backward pass: only the rules' results are checked
+            return
+        d = out._data
+        if d.dtype.kind == "f" and not _isfinite(d.ravel().dot(d.ravel())) and not _finite(d):
+            loc, via = _caller()
+            shapes = ", ".join(f"input {i} {x.shape}" + (f" already holding {_bad(x._data)}"
+                                                           if _bad(x._data) else "")
+                               for i, x in enumerate(xs))
+            inside = f" inside duograd's {via}()" if via not in (None, "__call__") else ""
+            where = None if loc is None else f"{loc[0]}:{loc[1]}"
+            bad_in = next((i for i, x in enumerate(xs) if _bad(x._data)), None)
             raise AnomalyError(
-                f"backward pass: the gradient arriving at {what} (shape {node.shape}) holds "
-                f"{bad} before any rule ran on it (the seed, or a hook's return value). "
-                f"Made at {_fmt(_where.get(node))}.",
-                node._op.name if node._op is not None else "leaf", "backward", None,
-                where_of(node))
+                f"{op.name} (forward pass): the result of shape {d.shape} holds {_bad(d)}; "
+                f"inputs: {shapes or 'none'}. Called{inside} at {_fmt(loc)}.",
+                op.name, "forward", bad_in, where)
 
-    def backward(self, node: Tensor, inputs: tuple[Tensor, ...], grads: dict) -> None:
+    def on_node(self, node: Tensor, g: Tensor) -> Tensor:
+        if self.checked.pop(node, None) is not g:  # not what on_done already checked
+            bad = _bad(g._data)
+            if bad:
+                what = "the node" if node._op is None else f"{node._op.name}'s result"
+                raise AnomalyError(
+                    f"backward pass: the gradient arriving at {what} (shape {node.shape}) holds "
+                    f"{bad} before any rule ran on it (the seed, or a hook's return value). "
+                    f"Made at {_fmt(_where.get(node))}.",
+                    node._op.name if node._op is not None else "leaf", "backward", None,
+                    where_of(node))
+        return g
+
+    def on_done(self, node: Tensor, inputs: tuple[Tensor, ...], grads: dict) -> None:
+        checked = self.checked
         for i, x in enumerate(inputs):
             gx = grads.get(x)
-            if gx is None:
+            if gx is None or checked.get(x) is gx:
                 continue
             if gx._data.dtype.kind == "f" and not _finite(gx._data):
                 bad = _bad(gx._data)
@@ -175,6 +193,7 @@ class _Checks:
                     f"at it was finite. {op} was called at {_fmt(_where.get(node))} in the "
                     "forward pass.",
                     op, "backward", i, where_of(node))
+            checked[x] = gx
 
 
 class detect_anomaly:
@@ -195,13 +214,11 @@ class detect_anomaly:
     """
 
     def __enter__(self) -> "detect_anomaly":
-        self._prev_call = autograd.set_on_call(_check)
-        self._prev_checks = hooks.set_checks(_Checks())
+        self._listener = _context.push(_Checks())
         return self
 
     def __exit__(self, *exc: object) -> None:
-        autograd.set_on_call(self._prev_call)
-        hooks.set_checks(self._prev_checks)
+        _context.remove(self._listener)
 
 
 class record_locations:
@@ -216,8 +233,8 @@ class record_locations:
     """
 
     def __enter__(self) -> "record_locations":
-        self._prev = autograd.set_on_call(_record if autograd._on_call is None else autograd._on_call)
+        self._listener = _context.push(_Locations())
         return self
 
     def __exit__(self, *exc: object) -> None:
-        autograd.set_on_call(self._prev)
+        _context.remove(self._listener)

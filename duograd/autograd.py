@@ -15,6 +15,12 @@ shape and dtype, in one place.
 Forward mode rides on the same primitives: while a ``jvp`` is active, a Tensor may
 carry tangents, one per active level (nested ``jvp`` calls get higher levels), and
 every primitive call pushes them through its JVP rules.
+
+The state all this reads (grad mode, the forward-mode levels) and the listeners that
+watch it (``dg.compile``, ``trace``, anomaly mode, hooks, ``explain``) live in
+``duograd._context``: a primitive call tells ``on_call`` listeners of itself, and
+``backpropagate`` tells ``on_pass``/``on_node``/``on_edge``/``on_done`` listeners
+what it does, so that nothing outside this module walks the graph a second way.
 """
 
 from __future__ import annotations
@@ -25,20 +31,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from . import _context as _ctx
+from ._context import Accumulate, Host
 from .shapes import sum_to
 from ._tensor import Tensor, _lift_all, _ndarray, _new, _wrap
 
-from . import _tensor as _state  # its ``_capture``: the dg.compile recording in progress, or None
-
-# Global recording state (single-threaded by design, as in micrograd and HIPS autograd).
-_grad_enabled = True
-_fwd_active: set[int] = set()   # levels of the jvp calls in progress
-_fwd_below = float("inf")       # only levels below this propagate (masking while a rule runs)
-_trace: list | None = None       # the recording in progress (see ``trace``)
-_watching = False                # whether any of the two above or _on_call is on
-_on_call = None                  # called as _on_call(op, xs, kw, out) after every primitive
-                                 # call while set (anomaly mode, recorded locations)
-_inspector = None                # hooks, retain_grad, anomaly mode: seen by backpropagate
+# The recording state (grad mode, forward levels, listeners) is in _context, one module for
+# the whole engine (single-threaded by design, as in micrograd and HIPS autograd).
 _level_counter = itertools.count(1)
 
 ELEMENTWISE = "elementwise"  # jvp marker: the Jacobian is diagonal, so each VJP rule is its JVP rule
@@ -52,7 +51,7 @@ def is_grad_enabled() -> bool:
     >>> dg.is_grad_enabled()
     True
     """
-    return _grad_enabled
+    return _ctx.grad_enabled
 
 
 def set_grad_enabled(mode: bool) -> bool:
@@ -63,9 +62,7 @@ def set_grad_enabled(mode: bool) -> bool:
     >>> dg.is_grad_enabled(), dg.set_grad_enabled(previous)
     (False, False)
     """
-    global _grad_enabled
-    prev, _grad_enabled = _grad_enabled, bool(mode)
-    return prev
+    return _ctx.set_grad_mode(mode)
 
 
 class no_grad:
@@ -139,18 +136,44 @@ class Primitive:
     >>> cube(x).sum().backward()
     >>> x.grad.numpy()
     array([ 3., 12.])
+
+    The row also carries the facts that the tools around the engine need about the op,
+    so that none of them tests which op it is (each has a default that is right for a
+    row that says nothing):
+
+    - ``replay``: ``replay(**kw)`` gives the NumPy function that ``dg.compile``'s replay
+      calls on the input arrays, the same computation as ``forward`` bit for bit with
+      less Python in between (``np.matmul`` for matmul), or a ``WithConstant``; None:
+      ``forward`` with ``kw`` bound.
+    - ``view``: the forward's result is a view of its input (reshape, transpose), so a
+      replay lets a buffer escape through it.
+    - ``broadcast``: the op only broadcasts its input to the output's shape, and its VJP
+      rule is the adjoint of broadcasting: ``explain`` reports the axes it sums, and a
+      replay leaves the broadcast to a ufunc that reads it.
+    - ``checkable``: ``explain(check=True)`` may test the VJP rules against finite
+      differences of ``forward`` (False where ``forward`` is not the op's real work).
+    - ``shape_only``: the result depends on the input's shape and dtype alone (the
+      seed of ones), so a replay computes it once, at recording time.
     """
 
-    __slots__ = ("name", "forward", "vjp", "jvp", "differentiable")
+    __slots__ = ("name", "forward", "vjp", "jvp", "differentiable", "replay", "view", "broadcast",
+                 "checkable", "shape_only")
 
     def __init__(self, name: str, forward: Callable[..., np.ndarray],
                  vjp: Sequence[Callable] | None = None,
-                 jvp: Sequence[Callable] | str | None = None, differentiable: bool = True) -> None:
+                 jvp: Sequence[Callable] | str | None = None, differentiable: bool = True, *,
+                 replay: Callable[..., Any] | None = None, view: bool = False,
+                 broadcast: bool = False, checkable: bool = True, shape_only: bool = False) -> None:
         self.name = name
         self.forward = forward
         self.vjp = tuple(vjp) if vjp is not None else None
         self.jvp = jvp if jvp is None or isinstance(jvp, str) else tuple(jvp)
         self.differentiable = differentiable
+        self.replay = replay
+        self.view = view
+        self.broadcast = broadcast
+        self.checkable = checkable
+        self.shape_only = shape_only
 
     def __repr__(self) -> str:
         return f"Primitive({self.name!r})"
@@ -199,7 +222,7 @@ class Primitive:
         out = _new(Tensor)
         out._data = data if type(data) is _ndarray else np.asarray(data)
         out._grad = out._tangent = None
-        if _grad_enabled and self.differentiable:
+        if _ctx.grad_enabled and self.differentiable:
             for x in xs:
                 if x.requires_grad:  # record: the output becomes a node of the graph
                     out.requires_grad = True
@@ -211,13 +234,13 @@ class Primitive:
         else:
             out.requires_grad = False
             out._op = out._inputs = out._kw = None
-        if _watching:  # one test for both: a recording, or a jvp in progress
-            if _trace is not None:
-                _trace.append((self, xs, kw, out))
-            if _fwd_active:  # after the trace: the tangent rules read out
+        if _ctx.watching:  # one test for both: listeners of calls, or a jvp in progress
+            if _ctx.on_call:
+                call = (self, xs, kw, out)
+                for f in _ctx.on_call:
+                    f(call)
+            if _ctx.fwd_active:  # after the listeners: the tangent rules read out
                 _push_tangents(self, out, xs, kw)
-            if _on_call is not None:
-                _on_call(self, xs, kw, out)
         return out
 
 
@@ -239,8 +262,9 @@ class Variadic(Primitive):
 
     def __init__(self, name: str, forward: Callable[..., np.ndarray],
                  vjp: Sequence[Callable] | None = None,
-                 jvp: Sequence[Callable] | str | None = None, differentiable: bool = True) -> None:
-        super().__init__(name, forward, None, jvp, differentiable)
+                 jvp: Sequence[Callable] | str | None = None, differentiable: bool = True,
+                 **facts: Any) -> None:
+        super().__init__(name, forward, None, jvp, differentiable, **facts)
         self._shared = vjp[0] if vjp else None
 
     def vjp_rule(self, i: int) -> Callable:
@@ -251,8 +275,20 @@ class Variadic(Primitive):
 
 # The engine's own constants, as primitives so that a recorded step contains them too:
 # the seed of a backward pass and the tangent of an input that has none.
-ones_like_p = Primitive("ones_like", np.ones_like, differentiable=False)
-zeros_like_p = Primitive("zeros_like", np.zeros_like, differentiable=False)
+# Their results depend on the input's shape and dtype alone (``shape_only``: a replay folds them).
+ones_like_p = Primitive("ones_like", np.ones_like, differentiable=False, shape_only=True)
+zeros_like_p = Primitive("zeros_like", np.zeros_like, differentiable=False, shape_only=True)
+
+
+class WithConstant:
+    """A replay kernel that is a binary ufunc with a constant second operand, in the
+    first input's dtype (relu: ``np.maximum(x, 0)``): a replay holds the constant in a
+    slot of its own, so the ufunc can write into a reused buffer."""
+
+    __slots__ = ("ufunc", "value")
+
+    def __init__(self, ufunc: np.ufunc, value: Any) -> None:
+        self.ufunc, self.value = ufunc, value
 
 
 class trace:
@@ -260,9 +296,8 @@ class trace:
     in call order: forward, backward, casts, seeds and tangents alike.
 
     A recording holds every Tensor it names, so their ids stay unique while it lives.
-    It is how a step is captured for replay. A recording nested in another one is also
-    part of the outer one. While ``dg.compile`` records, the list also holds its effects
-    (``op`` is ``EFFECT``: ``.grad`` written, a host step such as ``opt.step()``).
+    It is a listener (``duograd._context``) of ``on_call``; nested recordings each get
+    every call made inside them. The inside of a host step (``host``) is not recorded.
 
     >>> import duograd as dg
     >>> with dg.autograd.trace() as calls:
@@ -271,68 +306,34 @@ class trace:
     ['mul', 'sum']
     """
 
+    records = True
+
     def __enter__(self) -> list:
-        global _trace
-        self._prev, _trace = _trace, []
-        _update_watching()
-        return _trace
+        self.calls: list = []
+        self.on_call = self.calls.append  # the event's (op, xs, kw, out), as it comes
+        _ctx.push(self)
+        return self.calls
 
     def __exit__(self, *exc: object) -> None:
-        global _trace
-        inner, _trace = _trace, self._prev
-        if _trace is not None:
-            _trace.extend(inner)
-        _update_watching()
-
-
-EFFECT = "effect"  # the ``op`` of an effect in a dg.compile recording: (EFFECT, kind, args, out)
+        _ctx.remove(self)
 
 
 def host(fn: Callable) -> Callable:
     """Mark ``fn`` as a host step: plain NumPy and Python state, such as ``opt.step()``.
 
     Outside a ``dg.compile`` recording it is ``fn`` itself. Inside one, the call is
-    recorded as a whole, and a replay calls ``fn`` again at the same point, with the
-    same arguments; what it does inside is neither recorded nor warned about.
+    recorded as a whole (a ``Host`` effect), and a replay calls ``fn`` again at the same
+    point, with the same arguments; what it does inside is neither recorded nor warned
+    about (``_context.unrecorded``).
     """
     @functools.wraps(fn)
     def wrapper(*args: Any, **kw: Any) -> Any:
-        if _state._capture is None:
+        if not _ctx.on_effect:
             return fn(*args, **kw)
-        global _trace
-        _trace.append((EFFECT, "host", (fn, args, kw), None))
-        capture, prev = _state._capture, _trace
-        _state._capture, _trace = None, None
-        _update_watching()
-        try:
+        _ctx.effect(Host(fn, args, kw))
+        with _ctx.unrecorded():
             return fn(*args, **kw)
-        finally:
-            _state._capture, _trace = capture, prev
-            _update_watching()
     return wrapper
-
-
-def _update_watching() -> None:
-    global _watching
-    _watching = bool(_fwd_active) or _trace is not None or _on_call is not None
-
-
-def set_on_call(fn: Callable | None) -> Callable | None:
-    """Install ``fn(op, xs, kw, out)``, called after every primitive call (None: nothing);
-    returns the previous one. ``duograd.anomaly`` uses it."""
-    global _on_call
-    prev, _on_call = _on_call, fn
-    _update_watching()
-    return prev
-
-
-def set_inspector(insp: Any) -> Any:
-    """Install the object whose ``begin()``, ``node(node, g) -> g``, ``done(node, inputs,
-    grads)`` and ``end()`` every ``backpropagate`` calls (None: nothing is called, and a
-    backward pays one test per node); returns the previous one. ``duograd.hooks`` uses it."""
-    global _inspector
-    prev, _inspector = _inspector, insp
-    return prev
 
 
 # ---------------------------------------------------------------- forward mode
@@ -356,14 +357,14 @@ def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict)
     propagate, so the rule's own arithmetic carries the outer tangents (that is what
     makes nested jvp correct) but never confuses level L with itself.
     """
-    global _fwd_below
     if op.jvp is None and not op.differentiable:
         return  # a selector: locally constant, its tangent is zero
+    active, below = _ctx.fwd_active, _ctx.fwd_below
     levels = {lvl for x in xs if x._tangent for lvl in x._tangent
-              if lvl in _fwd_active and lvl < _fwd_below}
+              if lvl in active and lvl < below}
     for lvl in sorted(levels):
         ts = [x._tangent.get(lvl) if x._tangent else None for x in xs]
-        saved, _fwd_below = _fwd_below, lvl
+        saved = _ctx.mask_levels(lvl)
         try:
             if op.jvp == LINEAR:
                 t_out = op(*[t if t is not None else zeros_like_p(x) for t, x in zip(ts, xs)], **kw)
@@ -378,21 +379,19 @@ def _push_tangents(op: Primitive, out: Tensor, xs: tuple[Tensor, ...], kw: dict)
             if t_out.dtype != out.dtype:
                 t_out = t_out.astype(out.dtype)
         finally:
-            _fwd_below = saved
+            _ctx.mask_levels(saved)
         set_tangent(out, lvl, t_out)
 
 
 def enter_forward_level() -> int:
     """Open a new forward-mode level (used by ``func.jvp``)."""
     lvl = next(_level_counter)
-    _fwd_active.add(lvl)
-    _update_watching()
+    _ctx.open_level(lvl)
     return lvl
 
 
 def exit_forward_level(lvl: int) -> None:
-    _fwd_active.discard(lvl)
-    _update_watching()
+    _ctx.close_level(lvl)
 
 
 # ---------------------------------------------------------------- reverse mode
@@ -491,15 +490,22 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     leaves every gradient as it was. Unless ``retain_graph``, each node lets go of its
     inputs as soon as its rules have run, so intermediates are freed during the sweep
     (as PyTorch frees saved tensors) rather than all at its end.
+
+    Listeners of the backward (``_context``: hooks, anomaly mode, ``explain``) are told
+    of the pass (``on_pass``), of each node's complete cotangent (``on_node``, which may
+    replace it), of each rule's result (``on_edge``) and of each node done
+    (``on_done``); without any, the sweep pays one test per node and per edge.
     """
     order = _toposort(roots)
     needed = _prune(order, targets, allow_unused) if targets is not None else None
     wanted = set(targets) if targets is not None else None
     grads: dict[Tensor, Tensor] = {}
     results: dict[Tensor, Tensor] = {}
-    insp = _inspector  # hooks, retain_grad, anomaly mode (None unless one is on)
-    if insp is not None:
-        insp.begin(targets is None)
+    watched = _ctx.backward_watched  # hooks, retain_grad, anomaly mode, explain
+    if watched:
+        on_node, on_edge, on_done = _ctx.on_node, _ctx.on_edge, _ctx.on_done
+        for f in _ctx.on_pass:
+            f(True)
     prev_mode = set_grad_enabled(create_graph)
     try:
         for r, s in zip(roots, seeds):
@@ -514,8 +520,9 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 node._inputs = node._kw = None
             if g is None:
                 continue
-            if insp is not None:
-                g = insp.node(node, g)
+            if watched:
+                for f in on_node:
+                    g = f(node, g)
             if wanted is None:
                 if inputs is None:  # a leaf
                     results[node] = g
@@ -534,18 +541,23 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                     rule = None
                 if rule is None:
                     rule = op.vjp_rule(i)
-                gx = rule(g, node, *inputs, **kw)
-                xd, gd = x._data, gx._data
+                gx = raw = rule(g, node, *inputs, **kw)
+                xd, gd = x._data, raw._data
                 if gd.shape != xd.shape or gd.dtype is not xd.dtype:  # the cheap test first
-                    gx = _fit(op, i, gx, x)
+                    gx = _fit(op, i, raw, x)
+                if watched:
+                    for f in on_edge:
+                        f(node, i, x, raw, gx)
                 prev = grads.get(x)
                 grads[x] = gx if prev is None else prev + gx
-            if insp is not None:
-                insp.done(node, inputs, grads)
+            if watched:
+                for f in on_done:
+                    f(node, inputs, grads)
     finally:
         set_grad_enabled(prev_mode)
-        if insp is not None:
-            insp.end()
+        if watched:
+            for f in _ctx.on_pass:
+                f(False)
     return results
 
 
@@ -571,22 +583,16 @@ def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False,
                            "and has no graph")
     seed = _seed(tensor, gradient, "backward")
     results = backpropagate([tensor], [seed], create_graph, retain_graph or create_graph)
-    for leaf, g in results.items():
-        if _state._capture is None:
+    if not _ctx.on_effect:
+        for leaf, g in results.items():
             leaf._grad = g if leaf._grad is None else leaf._grad + g
-        else:  # one effect of a dg.compile recording (the sum is part of it)
-            _accumulate_recorded(leaf, g)
-
-
-def _accumulate_recorded(leaf: Tensor, g: Tensor) -> None:
-    global _trace
-    recording, _trace = _trace, None
-    try:
-        new = g if leaf._grad is None else leaf._grad + g
-    finally:
-        _trace = recording
-    _trace.append((EFFECT, "accumulate", (leaf, g), new))
-    leaf._grad = new
+    else:  # each leaf one effect of a dg.compile recording (the sum is part of it)
+        with _ctx.unrecorded():
+            sums = [(leaf, g, g if leaf._grad is None else leaf._grad + g)
+                    for leaf, g in results.items()]
+        for leaf, g, new in sums:
+            _ctx.effect(Accumulate(leaf, g, new))
+            leaf._grad = new
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],

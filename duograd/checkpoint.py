@@ -58,8 +58,10 @@ def _rule(i: int, g: Tensor, out: Tensor, *inputs: Tensor, fn: Callable, args: t
     return autograd.zeros_like_p(inputs[i]) if gx is None else gx
 
 
-# The forward is never called through the primitive (``checkpoint`` makes the node).
-checkpoint_p = Variadic("checkpoint", lambda *xs, fn, args, memo: fn(*args)._data, vjp=(_rule,))
+# The forward is never called through the primitive (``checkpoint`` makes the node), so
+# explain's finite-difference check has no forward of its own to test the rule against.
+checkpoint_p = Variadic("checkpoint", lambda *xs, fn, args, memo: fn(*args)._data, vjp=(_rule,),
+                        checkable=False)
 
 
 def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
@@ -82,7 +84,6 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
         out = fn(*args)
     if not isinstance(out, Tensor):
         raise TypeError(f"checkpoint: fn must return one Tensor, got {type(out).__name__}")
-    calls = [c for c in calls if c[0] is not autograd.EFFECT]  # (a dg.compile recording's effects)
     made = {id(o) for _, _, _, o in calls}
     inputs: dict[int, Tensor] = {}
     for a in args:

@@ -1,10 +1,13 @@
 """``dg.explain``: one backward pass, node by node, as a table and a picture.
 
-``explain(loss)`` walks the graph the way ``backpropagate`` does (the same toposort,
-the same rules, the same broadcasting adjoint ``autograd._fit``) but on its own
-cotangents: it never writes a ``.grad``, fires no hook, and keeps the graph. For every
-node it records what the backward did there, above all which axes the broadcasting
-adjoint summed for each input (the bias of a layer: axis 0 of the batch).
+``explain(loss)`` runs the one ``autograd.backpropagate`` (keeping the graph) with itself
+as a listener (``duograd._context``) on top of the stack: ``on_node`` gives each node's
+complete cotangent (summed over every use), ``on_edge`` each rule's result before and
+after the broadcasting adjoint. The listener is opaque: while it walks, the listeners
+below it see nothing, so ``explain`` never writes a ``.grad``, fires no hook and lands
+in no recording. For every node it records what the backward did there, above all which
+axes the broadcasting adjoint summed for each input (the bias of a layer: axis 0 of the
+batch).
 
 ``check=True`` also tests each node's VJP rules against central finite differences of
 the node's own forward (and, to catch a rule detached from the graph, the rule's own
@@ -31,15 +34,14 @@ True
 
 from __future__ import annotations
 
-import html
 import math
 from typing import Any, Sequence
 
 import numpy as np
 
-from . import autograd
+from . import _context, autograd
 from .anomaly import where_of
-from .autograd import _fit, _prune, _toposort, enable_grad, no_grad
+from .autograd import _fit, enable_grad, no_grad
 from ._tensor import Tensor, _wrap
 
 COLUMNS = 100
@@ -242,75 +244,94 @@ def explain(output: Tensor, inputs: Tensor | Sequence[Tensor] | None = None,
     if not output.requires_grad:
         raise RuntimeError(f"explain: the output (shape {output.shape}) does not require grad "
                            "and has no graph")
-    order = _toposort([output])
     targets = None if inputs is None else (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    needed = _prune(order, targets, allow_unused=False) if targets is not None else None
-    index = {node: k for k, node in enumerate(order)}
+    walk = _Walk()
+    with _context.listening(walk):
+        autograd.backpropagate([output], [autograd.ones_like_p(output)], retain_graph=True,
+                               targets=targets, allow_unused=False)
     rng = np.random.default_rng(0)
-    leaf_buffers = {id(_base(n._data)) for n in order if n._op is None}
-    counted: set[int] = set()
-    rows: list[dict[str, Any]] = []
-    edges: list[tuple[int, int, str]] = []
-    row_of: dict[Tensor, int] = {}
-    grads: dict[Tensor, Tensor] = {output: autograd.ones_like_p(output)}
-    with no_grad():
-        for node in order:
-            if needed is not None and node not in needed:
-                grads.pop(node, None)
-                continue
-            g = grads.pop(node, None)
-            inputs_, kw, op = node._inputs, node._kw, node._op
-            row: dict[str, Any] = {
-                "op": "leaf" if op is None else op.name, "shape": node.shape,
-                "input_shapes": tuple(x.shape for x in inputs_) if inputs_ else (),
-                "summed_axes": (), "grad_norm": 0.0 if g is None else _norm(g._data),
-                "saved_bytes": 0, "where": where_of(node)}
-            if check:
-                row["fd_error"], row["flagged"] = None, False
-            row_of[node] = len(rows)
-            rows.append(row)
-            if not inputs_:
-                continue
-            saved = 0
-            for a in [x._data for x in inputs_] + _kw_arrays(kw):
-                b = _base(a)
-                if id(b) not in counted and id(b) not in leaf_buffers:
-                    counted.add(id(b))
-                    saved += b.nbytes
-            row["saved_bytes"] = saved
-            axes: list[tuple[int, ...] | None] = []
-            rule_shapes: list[tuple[int, ...] | None] = []
-            for i, x in enumerate(inputs_):
-                if not x.requires_grad or (needed is not None and x not in needed) or g is None:
-                    axes.append(None)
-                    rule_shapes.append(None)
-                    continue
-                gx = op.vjp_rule(i)(g, node, *inputs_, **kw)
-                if op.name == "broadcast_to":  # the adjoint as an op of its own
-                    ax, rs = summed_axes(node.shape, x.shape), node.shape
-                else:
-                    rs = gx.shape
-                    ax = summed_axes(gx.shape, x.shape) if gx.shape != x.shape else ()
-                axes.append(ax)
-                rule_shapes.append(rs)
-                gx = _fit(op, i, gx, x)
-                prev = grads.get(x)
-                grads[x] = gx if prev is None else prev + gx
-            row["summed_axes"] = tuple(axes)
-            row["_rule_shapes"] = rule_shapes
-            if check and g is not None and op.name != "checkpoint":  # its forward is fn's
-                row["fd_error"], row["flagged"] = check_node(node, g, rng)
-    for node, k in row_of.items():
-        rule_shapes = rows[k].pop("_rule_shapes", ())
+    rows, edges = walk.rows, []
+    for node, k in walk.row_of.items():
+        row = rows[k]
+        rule_shapes = row.pop("_rule_shapes")
+        axes = row["summed_axes"] = tuple(row["summed_axes"])
+        if check:
+            row["fd_error"], row["flagged"] = None, False
+            if node._inputs and node._op.checkable:
+                row["fd_error"], row["flagged"] = check_node(node, walk.cotangents[k], rng)
         for i, x in enumerate(node._inputs or ()):
-            if x in row_of:
-                ax = rows[k]["summed_axes"][i]
+            if x in walk.row_of:
+                ax = axes[i]
                 label = _shape(x.shape)
                 if ax:
                     label = (f"{_shape(rule_shapes[i])} → {_shape(x.shape)}: sum over "
                              f"axis{'es' if len(ax) > 1 else ''} {', '.join(map(str, ax))}")
-                edges.append((k, row_of[x], label))
+                edges.append((k, walk.row_of[x], label))
     return Explanation(rows, edges, check)
+
+
+class _Walk:
+    """The listener of ``explain``'s backward pass: one row per node, in the order the
+    pass visits them."""
+
+    opaque = True  # hooks, anomaly mode and recordings below do not see explain's walk
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.row_of: dict[Tensor, int] = {}
+        self.cotangents: list[Tensor] = []
+        self.counted: set[int] = set()
+        self.leaf_buffers: set[int] | None = None
+        self.depth = 0
+
+    def on_pass(self, begin: bool) -> None:
+        self.depth += 1 if begin else -1
+
+    def on_node(self, node: Tensor, g: Tensor) -> Tensor:
+        if self.depth != 1:  # a pass inside a rule (a checkpointed block's recomputation)
+            return g
+        if self.leaf_buffers is None:  # leaves are the caller's: their buffers are not saved
+            self.leaf_buffers = {id(_base(n._data)) for n in _graph(node) if n._op is None}
+        inputs_, kw, op = node._inputs, node._kw, node._op
+        saved = 0
+        if inputs_:
+            for a in [x._data for x in inputs_] + _kw_arrays(kw):
+                b = _base(a)
+                if id(b) not in self.counted and id(b) not in self.leaf_buffers:
+                    self.counted.add(id(b))
+                    saved += b.nbytes
+        n = len(inputs_) if inputs_ else 0
+        self.row_of[node] = len(self.rows)
+        self.cotangents.append(g)
+        self.rows.append({
+            "op": "leaf" if op is None else op.name, "shape": node.shape,
+            "input_shapes": tuple(x.shape for x in inputs_) if inputs_ else (),
+            "summed_axes": [None] * n, "grad_norm": _norm(g._data),
+            "saved_bytes": saved, "where": where_of(node), "_rule_shapes": [None] * n})
+        return g
+
+    def on_edge(self, node: Tensor, i: int, x: Tensor, raw: Tensor, gx: Tensor) -> None:
+        if self.depth != 1:
+            return
+        row = self.rows[-1]
+        if node._op.broadcast:  # the adjoint as an op of its own
+            ax, rs = summed_axes(node.shape, x.shape), node.shape
+        else:
+            rs = raw.shape
+            ax = summed_axes(raw.shape, x.shape) if raw.shape != x.shape else ()
+        row["summed_axes"][i] = ax
+        row["_rule_shapes"][i] = rs
+
+
+def _graph(root: Tensor) -> list[Tensor]:
+    """Every node reachable from ``root`` through inputs that require grad."""
+    seen, stack = {root}, [root]
+    while stack:
+        for x in stack.pop()._inputs or ():
+            if x.requires_grad and x not in seen:
+                seen.add(x)
+                stack.append(x)
+    return list(seen)
 
 
 def _norm(a: np.ndarray) -> float:

@@ -1,11 +1,13 @@
 """Hooks on a Tensor's gradient, ``retain_grad``, and what a backward pass shows them.
 
-``t.register_hook(fn)`` and ``t.retain_grad()`` keep their state here, in maps keyed by
-the Tensor's identity that forget a Tensor when it dies, not in the Tensor itself: a
-primitive call pays nothing for them. While at least one hook, retained tensor or
-``detect_anomaly`` block is alive, ``autograd.backpropagate`` is given the one
-``_Inspector`` below (``autograd.set_inspector``) and calls it once per node; otherwise
-it calls nothing.
+``t.register_hook(fn)`` and ``t.retain_grad()`` (bound onto the Tensor by
+``methods.py``) keep their state here, in maps keyed by the Tensor's identity that
+forget a Tensor when it dies, not in the Tensor itself: a primitive call pays nothing
+for them. While at least one hook or retained tensor is alive, the one listener below
+(``_HOOKS``) sits at the bottom of the listener stack (``duograd._context``) and
+``autograd.backpropagate`` tells it of every node's cotangent (``on_node``); otherwise
+it is off the stack and costs nothing. At the bottom, it runs before every other
+listener of the node, so that anomaly mode checks what a hook returned.
 
 A hook fires once per backward for its tensor, when the tensor's cotangent is complete
 (the sum over every use), before it flows on; a Tensor it returns replaces the
@@ -28,7 +30,7 @@ import itertools
 import weakref
 from typing import Any, Callable, Iterator
 
-from . import autograd
+from . import _context
 from ._tensor import Tensor
 
 _ids = itertools.count()
@@ -118,9 +120,15 @@ class RemovableHandle:
 
 
 def _refresh() -> None:
-    """Give backpropagate the inspector exactly while something needs it."""
-    on = bool(len(_hooks) or len(_retained) or _INSPECTOR.checks)
-    autograd.set_inspector(_INSPECTOR if on else None)
+    """Keep the listener on the stack exactly while something needs it."""
+    if _hooks is None or _retained is None:  # a weak reference dying at interpreter exit
+        return
+    on = bool(len(_hooks) or len(_retained))
+    if on != (_HOOKS in _context.stack()):
+        if on:
+            _context.push(_HOOKS, bottom=True)
+        else:
+            _context.remove(_HOOKS)
 
 
 _hooks = IdWeakMap(on_empty=_refresh)     # Tensor -> {key: fn}, in registration order
@@ -176,21 +184,10 @@ def retain_grad(self: Tensor) -> None:
         _refresh()
 
 
-class _Inspector:
-    """What backpropagate calls per node while hooks, retained tensors or anomaly checks
-    exist. ``checks`` is the anomaly checker (``duograd.anomaly``) or None."""
+class _Hooks:
+    """The listener of the backward pass while hooks or retained tensors exist."""
 
-    def __init__(self) -> None:
-        self.checks: Any = None
-        self.passes: list[bool] = []  # one entry per backpropagate in progress
-
-    def begin(self, is_backward: bool) -> None:
-        self.passes.append(is_backward)
-
-    def end(self) -> None:
-        self.passes.pop()
-
-    def node(self, node: Tensor, g: Tensor) -> Tensor:
+    def on_node(self, node: Tensor, g: Tensor) -> Tensor:
         hooks = _hooks.get(node)
         if hooks:
             g = self._run_hooks(node, g, hooks)
@@ -198,7 +195,8 @@ class _Inspector:
             node.grad = g if node.grad is None else node.grad + g
         return g
 
-    def _run_hooks(self, node: Tensor, g: Tensor, hooks: dict) -> Tensor:
+    @staticmethod
+    def _run_hooks(node: Tensor, g: Tensor, hooks: dict) -> Tensor:
         for fn in list(hooks.values()):
             r = fn(g)
             if r is not None:
@@ -208,29 +206,7 @@ class _Inspector:
                                      f"{node.shape} returned {got}; it must return None "
                                      "or a Tensor of the tensor's shape")
                 g = r
-        if self.checks is not None:  # a hook's return value is checked like a rule's
-            self.checks.arriving(node, g)
         return g
 
-    def done(self, node: Tensor, inputs: tuple[Tensor, ...], grads: dict) -> None:
-        if self.checks is not None:
-            self.checks.backward(node, inputs, grads)
 
-
-_INSPECTOR = _Inspector()
-
-
-def set_checks(checks: Any) -> Any:
-    """Install the anomaly checker the inspector calls (None: none); returns the previous."""
-    prev, _INSPECTOR.checks = _INSPECTOR.checks, checks
-    _refresh()
-    return prev
-
-
-def in_backward() -> bool:
-    """Whether a backward pass is running right now (seen only while inspecting)."""
-    return bool(_INSPECTOR.passes)
-
-
-Tensor.register_hook = register_hook
-Tensor.retain_grad = retain_grad
+_HOOKS = _Hooks()

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import _tensor, autograd, elementwise as ew, indexing, linalg, ops, reductions
+from . import _tensor, autograd, elementwise as ew, hooks, indexing, linalg, ops, reductions
 from ._tensor import Tensor
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
@@ -294,6 +294,9 @@ class _Methods:
                  create_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into ``.grad`` of every leaf that requires grad."""
         autograd.backward(self, gradient, retain_graph, create_graph)
+
+    register_hook = hooks.register_hook  # state kept by duograd.hooks, keyed by identity
+    retain_grad = hooks.retain_grad
 
     # ------------------------------------------------------------ NumPy's functions
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

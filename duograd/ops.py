@@ -35,7 +35,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, ones_like_p, zeros_like_p  # noqa: F401
+import functools
+import operator
+
+from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, WithConstant, ones_like_p, zeros_like_p  # noqa: F401
 from .shapes import broadcast_shape, keepdims_shape, normalize_axes, sum_to
 from . import _tensor
 from ._tensor import Tensor, _derive, _dtype_of, _lift_all, _shape_of, _wrap
@@ -68,7 +71,7 @@ def _share(x: np.ndarray, y: np.ndarray, wins: Any) -> np.ndarray:
     return (wins(x, y) + 0.5 * (x == y)).astype(np.result_type(x, y), copy=False)
 
 
-share_p = _selector("tie_share", _share)  # how much of g goes to x: 1 where x wins, 1/2 on a tie
+share_p = _selector("share", _share)  # how much of g goes to x: 1 where x wins, 1/2 on a tie
 
 
 def _extremum_weights(x: np.ndarray, out: np.ndarray, axis: tuple[int, ...], keepdims: bool) -> np.ndarray:
@@ -143,7 +146,8 @@ cos_p = Primitive("cos", np.cos, vjp=(lambda g, out, x: -(g * sin_p(x)),), jvp=E
 # Piecewise-linear ops multiply g by a selector (a bool mask keeps g's dtype in NumPy's
 # product). NOTE: relu'(0) = 0 and abs'(0) = 0, as in PyTorch.
 relu_p = Primitive("relu", lambda x: np.maximum(x, x.dtype.type(0)),
-                   vjp=(lambda g, out, x: g * greater_p(x, 0.0),), jvp=ELEMENTWISE)
+                   vjp=(lambda g, out, x: g * greater_p(x, 0.0),), jvp=ELEMENTWISE,
+                   replay=lambda: WithConstant(np.maximum, 0))
 abs_p = Primitive("abs", np.abs, vjp=(lambda g, out, x: g * sign_p(x),), jvp=ELEMENTWISE)
 clip_p = Primitive("clip", lambda x, lo, hi: np.clip(x, lo, hi),
                    vjp=(lambda g, out, x, lo, hi: g * clip_mask_p(x, lo=lo, hi=hi),), jvp=ELEMENTWISE)
@@ -186,7 +190,8 @@ def _expand(g: Tensor, shape: tuple[int, ...], axis: tuple[int, ...], keepdims: 
 
 sum_p = Primitive("sum", lambda x, axis, keepdims: np.add.reduce(x, axis=axis, keepdims=keepdims),
                   vjp=(lambda g, out, x, axis, keepdims: _expand(g, x.shape, axis, keepdims),),
-                  jvp=LINEAR)
+                  jvp=LINEAR, replay=lambda axis, keepdims: functools.partial(
+                      np.add.reduce, axis=axis, keepdims=keepdims))
 
 
 def _extremum(name: str, reduce: Any) -> Primitive:
@@ -225,13 +230,16 @@ logsumexp_p = Primitive(
 # ====================================================================== shape
 
 reshape_p = Primitive("reshape", lambda x, shape: np.reshape(x, shape),
-                      vjp=(lambda g, out, x, shape: reshape_p(g, shape=x.shape),), jvp=LINEAR)
+                      vjp=(lambda g, out, x, shape: reshape_p(g, shape=x.shape),), jvp=LINEAR,
+                      view=True, replay=lambda shape: operator.methodcaller("reshape", shape))
 transpose_p = Primitive("transpose", lambda x, axes: np.transpose(x, axes),
                         vjp=(lambda g, out, x, axes: transpose_p(g, axes=tuple(np.argsort(axes))),),
-                        jvp=LINEAR)
+                        jvp=LINEAR, view=True,
+                        replay=lambda axes: operator.methodcaller("transpose", axes))
 # The adjoint of broadcasting is the engine's own sum_to: one function serves both.
 broadcast_to_p = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                           vjp=(lambda g, out, x, shape: sum_to(g, x.shape),), jvp=LINEAR)
+                           vjp=(lambda g, out, x, shape: sum_to(g, x.shape),), jvp=LINEAR,
+                           view=True, broadcast=True)
 
 
 def _flip(x: Tensor, axis: int) -> Tensor:
@@ -255,7 +263,8 @@ def _scatter_fwd(g: np.ndarray, index: Any, shape: tuple[int, ...], basic: bool)
 
 getitem_p = Primitive("getitem", lambda x, index, basic: x[index],
                       vjp=(lambda g, out, x, index, basic:
-                           scatter_add_p(g, index=index, shape=x.shape, basic=basic),), jvp=LINEAR)
+                           scatter_add_p(g, index=index, shape=x.shape, basic=basic),), jvp=LINEAR,
+                      replay=lambda index, basic: operator.itemgetter(index))
 # getitem's adjoint: a zero tensor of the input's shape with g added at the index.
 scatter_add_p = Primitive("scatter_add", _scatter_fwd,
                           vjp=(lambda g, out, x, index, shape, basic:
@@ -309,7 +318,8 @@ def _matmul_fwd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 # matmul is bilinear, so its JVP is the product with each tangent in turn.
 matmul_p = Primitive("matmul", _matmul_fwd, vjp=(_matmul_gx, _matmul_gy),
-                     jvp=(lambda t, out, x, y: t @ y, lambda t, out, x, y: x @ t))
+                     jvp=(lambda t, out, x, y: t @ y, lambda t, out, x, y: x @ t),
+                     replay=lambda: np.matmul)
 
 # ====================================================================== the public functions
 
@@ -387,7 +397,7 @@ def _one_axis(x: Tensor, axis: Any, op: str) -> int:
     return normalize_axes(axis, x.ndim, op, x.shape)[0]
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A001
+def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
         keepdim: bool | None = None) -> Tensor:
     """Sum over ``axis`` (None: every axis); ``dim``/``keepdim`` are PyTorch's names.
 

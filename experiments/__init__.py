@@ -48,7 +48,7 @@ def compiled(step: Callable) -> Callable:
     >>> f(np.ones(2)).numpy()
     array([2., 2.])
     """
-    import duograd as dg  # noqa: PLC0415  (the stages import duograd anyway)
+    import duograd as dg
 
     return dg.compile(step) if compiling() else step
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 

@@ -428,7 +428,7 @@ def _optimizers(m: dict) -> Section:
         f"{winner} wins (lowest geometric-mean final loss over the seeds): its final loss is "
         f"{times_sd(m['final_loss_ratio'], m['final_loss_ratio_sd'])} lower than the runner-up's "
         f"({runner}), from {times(lo)} to {times(hi)} across seeds"
-        + (f"; it has the lowest final loss at every seed. " if same else
+        + ("; it has the lowest final loss at every seed. " if same else
            f"; the per-seed winners are {', '.join(winners)}. ")
         + f"Epochs to reach the loss {num(m['threshold'])}, per seed (never: not within "
         f"{num(m['epochs'])} epochs): {reach}. This is one small full-batch problem, not a "

@@ -32,7 +32,8 @@ rate counts the killed among the valid mutants that are not known to be equivale
 mutant outside EQUIVALENT survives, or if any is stale or invalid.
 
 Ids name the part of the library: K the four kinds of bug issue 9 names, E ops rules,
-B ``sum_to``, T the traversal, J forward mode, F ``func``, G ``gradcheck``, X the Tensor
+B ``sum_to``, T the traversal, I the listeners of ``_context`` (hooks, anomaly mode,
+``explain``), C capture (``dg.compile``), J forward mode, F ``func``, G ``gradcheck``, X the Tensor
 class and its methods, S/D/H the scalar engines (``Value``, ``Dual``, ``Var``), N ``nn``
 modules, L losses, O optimizers, R learning-rate schedules. A mutant whose id ends in
 ``-gaps`` repeats another's bug with only the second, independent check as its selection
@@ -83,6 +84,8 @@ HIGHER_OPS = "tests/higher/test_higher_ops.py"
 ENGINE = "tests/engine/test_tensor_engine.py"
 BROADCAST = "tests/engine/test_tensor_broadcast.py"
 HFUNC = "tests/higher/test_higher_func.py"
+LISTEN = "tests/inspection/test_listeners.py"
+COMPILE = "tests/compiled/test_compile.py"
 HTENSOR = "tests/higher/test_higher_tensor.py"
 
 MUTANTS: list[Mutant] = [
@@ -214,7 +217,7 @@ MUTANTS: list[Mutant] = [
            "                    if c <= 1:\n                        ready.append(x)",
            ENGINE, "a node is visited before its last consumer has run"),
     Mutant("T-leaf-overwrite", "duograd/autograd.py",
-           "leaf.grad = g if leaf.grad is None else leaf.grad + g", "leaf.grad = g",
+           "leaf._grad = g if leaf._grad is None else leaf._grad + g", "leaf._grad = g",
            ENGINE, "backward overwrites .grad instead of accumulating"),
     Mutant("T-never-release", "duograd/autograd.py",
            "            if not retain_graph:\n                order[k] = None",
@@ -231,12 +234,28 @@ MUTANTS: list[Mutant] = [
            "if node in wanted or (node._inputs is not None and any(x in needed for x in node._inputs)):",
            "if node in wanted or (node._inputs is not None and all(x in needed for x in node._inputs)):",
            ENGINE, "grad's pruning drops a node unless every input leads to a target"),
+    # ------------------------------------------------------------ the listeners (_context)
+    Mutant("I-explain-fanout", "duograd/autograd.py",
+           "grads[x] = gx if prev is None else prev + gx", "grads[x] = gx",
+           LISTEN + " -k grad_norm",
+           "explain's |grad| of a node used three times keeps only the last use's cotangent"),
+    Mutant("I-hooks-on-top", "duograd/hooks.py",
+           "_context.push(_HOOKS, bottom=True)", "_context.push(_HOOKS)",
+           LISTEN, "a hook registered inside detect_anomaly() runs after anomaly's check"),
+    Mutant("I-explain-not-opaque", "duograd/explain.py",
+           "    opaque = True", "    opaque = False",
+           LISTEN, "explain's walk fires hooks and writes retained .grad"),
+    Mutant("C-views-ignored", "duograd/capture/passes.py",
+           "        if ins.out in escapes:\n            escapes.add(ins.a)",
+           "        if False:\n            escapes.add(ins.a)",
+           COMPILE + " -k buffer_reuse",
+           "a buffer escapes through a view (.T) of a returned result: the next call overwrites it"),
     # ------------------------------------------------------------ forward mode and func
     Mutant("J-last-tangent", "duograd/autograd.py",
            "t_out = ti if t_out is None else t_out + ti", "t_out = ti",
            OPS, "jvp keeps only the last input's tangent contribution"),
     Mutant("J-no-mask", "duograd/autograd.py",
-           "saved, _fwd_below = _fwd_below, lvl", "saved = _fwd_below",
+           "saved = _ctx.mask_levels(lvl)", "saved = _ctx.fwd_below",
            HFUNC, "nested jvp: a rule's own arithmetic pushes its level's tangent again"),
     Mutant("J-no-broadcast", "duograd/autograd.py",
            "            if t_out.shape != out.shape:\n                t_out = t_out.broadcast_to(out.shape)\n",
@@ -291,8 +310,8 @@ MUTANTS: list[Mutant] = [
            "            break",
            ENGINE, "a Python number makes a float32 tensor float64 (2 * x32)"),
     Mutant("X-tensor-shares", "duograd/_tensor.py",
-           "return _wrap(_as_array(data, dtype, copy=True), bool(requires_grad))",
-           "return _wrap(_as_array(data, dtype), bool(requires_grad))",
+           "arr = _derive(_as_array, data, dtype=dtype, copy=True)",
+           "arr = _derive(_as_array, data, dtype=dtype)",
            f"{ENGINE} {GAPS}", "dg.tensor shares memory with its array instead of copying"),
     Mutant("X-rsub", "duograd/methods.py",
            "def __rsub__(self, other): return ops.sub_p(other, self)",

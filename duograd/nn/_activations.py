@@ -23,7 +23,7 @@ import numpy as np
 
 from ..autograd import ELEMENTWISE, Primitive
 from ..elementwise import erf_p, expm1_p
-from ..ops import (_selector, exp_p, greater_p, log_softmax, relu_p, sigmoid_p, softmax,
+from ..ops import (_selector, exp_p, greater_p, relu_p, sigmoid_p, softmax,
                    softplus_p, tanh_p, where_p)
 from .._tensor import Tensor, _lift_all
 

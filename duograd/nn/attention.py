@@ -27,7 +27,8 @@ import numpy as np
 from ..ops import softmax, transpose_p
 from .._tensor import Tensor, _as_tensor, tensor
 from .functional import _dropout, _float_mask, _swap_last, scaled_dot_product_attention
-from .modules import Linear, Module, _as_rng
+from ..random import as_rng
+from .modules import Linear, Module
 
 __all__ = ["scaled_dot_product_attention", "MultiheadAttention"]
 
@@ -86,7 +87,7 @@ class MultiheadAttention(Module):
         self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
         self.head_dim = self.embed_dim // self.num_heads
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
-        gen = _as_rng(rng)
+        gen = as_rng(rng)
         e = self.embed_dim
         bound = math.sqrt(6.0 / (e + 3 * e))  # xavier_uniform_ on (3E, E)
         self.in_proj_weight = tensor(gen.uniform(-bound, bound, (3 * e, e)), requires_grad=True)

@@ -872,8 +872,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     return weights @ v
 
 # Activations (branch elementwise): defined in _activations.py (their modules: activation.py).
-from ._activations import (FUNCTIONS as _ACTIVATIONS, celu, elu, gelu, glu, hardsigmoid,  # noqa: E402
-                         hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu, relu6,
-                         selu, silu, softmin, softplus, softsign)
+from ._activations import (FUNCTIONS as _ACTIVATIONS, celu, elu, gelu, glu, hardsigmoid,  # noqa: E402, F401
+                           hardswish, hardtanh, leaky_relu, logsigmoid, mish, prelu, relu, relu6,
+                           selu, silu, softmin, softplus, softsign)  # (re-exported through __all__)
 
 __all__ += _ACTIVATIONS

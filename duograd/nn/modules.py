@@ -22,6 +22,7 @@ import numpy as np
 
 from ..conv import avg_pool2d, conv2d, max_pool2d
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
+from ..random import as_rng
 from . import functional as F
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
@@ -30,18 +31,11 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "KLDivLoss", "CosineSimilarity"]
 
 
-def _as_tensor(x: Any) -> Tensor:
-    """A module's input as a Tensor (a Tensor passes through unchanged)."""
+def _input(x: Any) -> Tensor:
+    """A module's input as a Tensor: a Tensor passes through unchanged, anything else is
+    copied into a new leaf (``dg.tensor``; unlike ``_tensor._as_tensor``, which makes
+    graph-less operand constants for the primitives)."""
     return x if isinstance(x, Tensor) else tensor(x)
-
-
-def _as_rng(rng: Any = None) -> np.random.Generator:
-    """A ``numpy.random.Generator`` from a Generator, an int seed or None."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, (int, np.integer)) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng: expected a numpy.random.Generator or an int seed, got {type(rng).__name__}")
 
 
 class _StateDictError(RuntimeError, ValueError):
@@ -72,7 +66,7 @@ def _read_array(value: Any) -> np.ndarray:
     return np.asarray(value)
 
 
-def _shape_of(value: Any) -> Any:
+def _shape_desc(value: Any) -> Any:
     try:
         return np.shape(_read_array(value))
     except ValueError:
@@ -428,7 +422,7 @@ class Module:
         if strict:
             for name in unexpected:
                 problems.append(f"unexpected key '{name}' (value of shape "
-                                f"{_shape_of(state_dict[name])})")
+                                f"{_shape_desc(state_dict[name])})")
         if problems:
             raise _StateDictError(f"{type(self).__name__}.load_state_dict: " + "; ".join(problems)
                                   + " (nothing was loaded)")
@@ -506,14 +500,14 @@ class Linear(Module):
             if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
                 raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
         self.nin, self.nout = int(nin), int(nout)
-        gen = _as_rng(rng)
+        gen = as_rng(rng)
         bound = 1.0 / np.sqrt(self.nin)
         self.weight = Tensor(gen.uniform(-bound, bound, (self.nin, self.nout)), requires_grad=True)
         self.bias = (Tensor(gen.uniform(-bound, bound, self.nout), requires_grad=True)
                      if bias else None)
 
     def forward(self, x: Any) -> Tensor:
-        x = _as_tensor(x)
+        x = _input(x)
         if x.ndim == 0 or x.shape[-1] != self.nin:
             raise ValueError(f"Linear: expected input with last dimension {self.nin}, "
                              f"got shape {x.shape}")
@@ -534,7 +528,7 @@ class ReLU(Module):
     """
 
     def forward(self, x: Any) -> Tensor:
-        return _as_tensor(x).relu()
+        return _input(x).relu()
 
 
 class Tanh(Module):
@@ -547,7 +541,7 @@ class Tanh(Module):
     """
 
     def forward(self, x: Any) -> Tensor:
-        return _as_tensor(x).tanh()
+        return _input(x).tanh()
 
 
 class Sigmoid(Module):
@@ -560,7 +554,7 @@ class Sigmoid(Module):
     """
 
     def forward(self, x: Any) -> Tensor:
-        return _as_tensor(x).sigmoid()
+        return _input(x).sigmoid()
 
 
 class Dropout(Module):
@@ -585,10 +579,10 @@ class Dropout(Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: p must be a probability in [0, 1], got {p}")
         self.p = p
-        self._rng = _as_rng(rng)
+        self._rng = as_rng(rng)
 
     def forward(self, x: Any) -> Tensor:
-        x = _as_tensor(x)
+        x = _input(x)
         if not self.training or self.p == 0.0:
             return x
         if self.p == 1.0:  # every element dropped (PyTorch gives zeros, not 0 * inf)
@@ -869,7 +863,7 @@ class MLP(Module):
         nouts = list(nouts)
         if not nouts:
             raise ValueError("MLP: nouts must list at least one layer size")
-        gen = _as_rng(rng)
+        gen = as_rng(rng)
         sizes = [nin] + nouts
         self.activation = activation
         self.layers = [Linear(sizes[i], sizes[i + 1], rng=gen) for i in range(len(nouts))]
@@ -923,7 +917,7 @@ class Conv2d(Module):
         self.kernel_size = _pair_arg(kernel_size, "kernel_size", "Conv2d", 1)
         self.stride = _pair_arg(stride, "stride", "Conv2d", 1)
         self.padding = _pair_arg(padding, "padding", "Conv2d", 0)
-        gen = _as_rng(rng)
+        gen = as_rng(rng)
         bound = 1.0 / np.sqrt(self.in_channels * self.kernel_size[0] * self.kernel_size[1])
         shape = (self.out_channels, self.in_channels) + self.kernel_size
         self.weight = Tensor(gen.uniform(-bound, bound, shape), requires_grad=True)
@@ -931,7 +925,7 @@ class Conv2d(Module):
                      if bias else None)
 
     def forward(self, x: Any) -> Tensor:
-        return conv2d(_as_tensor(x), self.weight, self.bias, self.stride, self.padding)
+        return conv2d(_input(x), self.weight, self.bias, self.stride, self.padding)
 
     def _extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
@@ -954,7 +948,7 @@ class MaxPool2d(Module):
         self.padding = _pair_arg(padding, "padding", "MaxPool2d", 0)
 
     def forward(self, x: Any) -> Tensor:
-        return max_pool2d(_as_tensor(x), self.kernel_size, self.stride, self.padding)
+        return max_pool2d(_input(x), self.kernel_size, self.stride, self.padding)
 
     def _extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -977,7 +971,7 @@ class AvgPool2d(Module):
         self.padding = _pair_arg(padding, "padding", "AvgPool2d", 0)
 
     def forward(self, x: Any) -> Tensor:
-        return avg_pool2d(_as_tensor(x), self.kernel_size, self.stride, self.padding)
+        return avg_pool2d(_input(x), self.kernel_size, self.stride, self.padding)
 
     def _extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -993,7 +987,7 @@ class Flatten(Module):
     """
 
     def forward(self, x: Any) -> Tensor:
-        x = _as_tensor(x)
+        x = _input(x)
         if x.ndim < 2:
             raise ValueError(f"Flatten: expected an input with a batch dimension and at least "
                              f"one more, got shape {x.shape}")

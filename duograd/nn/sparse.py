@@ -20,7 +20,8 @@ import numpy as np
 
 from .._tensor import Tensor, tensor
 from .functional import _padding_idx, embedding
-from .modules import Module, _as_rng
+from ..random import as_rng
+from .modules import Module
 
 __all__ = ["Embedding", "embedding"]
 
@@ -52,7 +53,7 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.padding_idx = _padding_idx(padding_idx, self.num_embeddings)
         if _weight is None:
-            w = _as_rng(rng).standard_normal((self.num_embeddings, self.embedding_dim))
+            w = as_rng(rng).standard_normal((self.num_embeddings, self.embedding_dim))
             if self.padding_idx is not None:
                 w[self.padding_idx] = 0.0
         else:

@@ -174,7 +174,7 @@ class CosineAnnealingLR(LRScheduler):
     0.0
     """
 
-    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:  # noqa: N803
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0) -> None:
         if not isinstance(T_max, int) or isinstance(T_max, bool) or T_max < 1:
             raise ValueError(f"CosineAnnealingLR: T_max must be a positive int, got {T_max!r}")
         if not eta_min >= 0:

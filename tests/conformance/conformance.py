@@ -25,7 +25,7 @@ through ``row(...)``. ``public_names()`` lists what must be covered and
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np

@@ -443,7 +443,7 @@ def test_backward_create_graph_then_backward_accumulates_second_order():
 def test_value_from_transforms_has_no_graph_unless_an_input_requires_grad():
     """value_and_grad and hvp return the value detached when nothing outside can use its
     graph (as torch.autograd.functional.hvp does), and with history when something can."""
-    f = lambda x: (x * x).sin().sum()  # noqa: E731
+    f = lambda x: (x * x).sin().sum()
     x = dg.tensor([0.3, 1.1])
     value, _ = dg.func.value_and_grad(f)(x)
     assert not value.requires_grad

@@ -19,8 +19,9 @@ import pytest
 from test_tensor_broadcast import PATTERNS
 
 import duograd as dg
-from duograd import autograd, nn
+from duograd import _context, autograd, nn
 from duograd.nn import functional as F
+from experiments.planted import NAN_SOURCES, PLANTED, line_of, nan_source
 
 # ---------------------------------------------------------------- summed_axes
 
@@ -96,31 +97,7 @@ def test_explain_draws(tmp_path):
 
 # ---------------------------------------------------------------- ten planted wrong rules
 
-def _p(name, forward, *rules):
-    return dg.Primitive(name, forward, vjp=rules)
-
-
-PLANTED = {
-    "wrong sign": _p("bad_square", lambda x: x * x, lambda g, out, x: -2 * g * x),
-    "missing factor": _p("bad_square", lambda x: x * x, lambda g, out, x: g * x),
-    "wrong axis": _p("bad_center", lambda x: x - x.mean(axis=1, keepdims=True),
-                     lambda g, out, x: g - g.mean(axis=0, keepdims=True)),
-    "detached rule": _p("bad_tanh", np.tanh,
-                        lambda g, out, x: g * dg.tensor(1 - np.tanh(x.detach().numpy()) ** 2)),
-    "transposed matmul rule": _p("bad_matmul", np.matmul, lambda g, out, x, y: g @ y,
-                                 lambda g, out, x, y: x.T @ g),
-    "ignores the cotangent": _p("bad_sin", np.sin, lambda g, out, x: dg.cos(x)),
-    "input for output": _p("bad_exp", np.exp, lambda g, out, x: g * x),
-    "mean for sum in a bias": _p("bad_bias", np.add, lambda g, out, x, b: g,
-                                 lambda g, out, x, b: g.mean(axis=0)),
-    "swapped rules": _p("bad_mul", np.multiply, lambda g, out, x, y: g * x,
-                        lambda g, out, x, y: g * y),
-    "wrong threshold": _p("bad_relu", lambda x: np.maximum(x, 0),
-                          lambda g, out, x: g * (x > 0.5)),
-}
-
-
-def _loss(kind, bad):
+def _loss(where, bad):
     """An MLP loss (16 wide, square hidden layer) with the planted op in one place."""
     rng = np.random.default_rng(1)
     X = dg.tensor(rng.standard_normal((40, 3)))
@@ -130,11 +107,11 @@ def _loss(kind, bad):
     W2 = dg.tensor(rng.standard_normal((16, 16)) * 0.3, requires_grad=True)
     W3 = dg.tensor(rng.standard_normal((16, 3)) * 0.3, requires_grad=True)
     h = (X @ W1 + b1).relu()
-    if kind is None:
+    if where is None:
         h = (h @ W2).tanh()
-    elif kind in ("transposed matmul rule",):
+    elif where == "square":
         h = bad(h, W2).tanh()
-    elif kind in ("mean for sum in a bias", "swapped rules"):
+    elif where == "pair":
         h = bad(h @ W2, b1 * 0.5 + 1.0).tanh()
     else:
         h = bad(h @ W2)
@@ -148,8 +125,8 @@ def test_a_correct_mlp_loss_flags_nothing():
 
 @pytest.mark.parametrize("kind", list(PLANTED))
 def test_check_flags_exactly_the_planted_rule(kind):
-    bad = PLANTED[kind]
-    ex = dg.explain(_loss(kind, bad), check=True)
+    bad, where = PLANTED[kind]
+    ex = dg.explain(_loss(where, bad), check=True)
     assert [r["op"] for r in ex.flagged] == [bad.name], str(ex)
 
 
@@ -174,66 +151,20 @@ def test_total_saved_bytes_matches_tracemalloc():
 
 # ---------------------------------------------------------------- anomaly mode
 
-def _line(marker):
-    src, start = inspect.getsourcelines(_SOURCES)
-    return start + next(i for i, line in enumerate(src) if marker in line)
-
-
-def _SOURCES(case):  # noqa: N802 (one function holding every planted line)
-    z = dg.tensor([0.0, 1.0], requires_grad=True)
-    if case == "log(0)":
-        return z.log().sum()  # @log0
-    if case == "sqrt'(0)":
-        return (z * 1.0).sqrt().sum()  # @sqrt
-    if case == "0/0":
-        return (z / z).sum()  # @div
-    if case == "exp overflow":
-        return (z * 1000.0).exp().sum()  # @exp
-    if case == "norm at zero":
-        v = dg.tensor([0.0, 0.0], requires_grad=True)
-        return (v * v).sum().sqrt()  # @norm
-    if case == "masked where":
-        return dg.where(z.detach().numpy() > 0, z.log(), 0.0).sum()  # @where
-    if case == "softmax of inf":
-        logits = dg.tensor([[np.inf, 1.0]], requires_grad=True)
-        return dg.softmax(logits)  # @softmax
-    if case == "negative base":
-        return (z - 1.0 - 1.0) ** 0.5  # @pow
-    if case == "log of a negative":
-        return (z - 2.0).log()  # @neglog
-    if case == "inf * 0 in a product":
-        return (z.exp() * 1e308 * 10).sum()  # @mulinf
-    raise ValueError(case)
-
-
-# case -> (op named, pass, marker of the line)
-ANOMALIES = {
-    "log(0)": ("log", "forward", "@log0"),
-    "sqrt'(0)": ("sqrt", "backward", "@sqrt"),
-    "0/0": ("div", "forward", "@div"),
-    "exp overflow": ("exp", "forward", "@exp"),
-    "norm at zero": ("sqrt", "backward", "@norm"),
-    "masked where": ("log", "forward", "@where"),
-    "softmax of inf": ("sub", "forward", "@softmax"),  # its first op: x - max
-    "negative base": ("pow", "forward", "@pow"),
-    "log of a negative": ("log", "forward", "@neglog"),
-    "inf * 0 in a product": ("mul", "forward", "@mulinf"),
-}
-
-
-@pytest.mark.parametrize("case", list(ANOMALIES))
+# The planted sources are experiments/planted.py's, shared with the walkthrough's stage.
+@pytest.mark.parametrize("case", list(NAN_SOURCES))
 def test_anomaly_is_located(case):
-    op, pass_, marker = ANOMALIES[case]
+    op, pass_, marker = NAN_SOURCES[case]
     with np.errstate(all="ignore"), dg.detect_anomaly():
         with pytest.raises(dg.AnomalyError) as info:
-            out = _SOURCES(case)
-            out.sum().backward()
+            out = nan_source(case)
+            out.backward()
     e = info.value
     assert isinstance(e, RuntimeError)
     assert (e.op, e.pass_) == (op, pass_), str(e)
-    assert e.where.endswith(f"test_explain_anomaly.py:{_line(marker)}"), str(e)
+    assert e.where.endswith(f"planted.py:{line_of(marker)}"), str(e)
     msg = str(e)
-    assert msg.startswith(f"{op} ({pass_} pass)") and f":{_line(marker)}" in msg
+    assert msg.startswith(f"{op} ({pass_} pass)") and f":{line_of(marker)}" in msg
     assert "shape" in msg and ("input" in msg)
 
 
@@ -248,10 +179,10 @@ def test_masked_where_is_silent_without_anomaly_mode():
 
 
 def test_anomaly_mode_is_off_outside_and_switches_everything_off():
-    assert autograd._on_call is None and autograd._inspector is None
+    assert not _context.stack() and not _context.watching and not _context.backward_watched
     with dg.detect_anomaly():
-        assert autograd._watching and autograd._inspector is not None
-    assert autograd._on_call is None and autograd._inspector is None and not autograd._watching
+        assert _context.watching and _context.backward_watched and len(_context.stack()) == 1
+    assert not _context.stack() and not _context.watching and not _context.backward_watched
     with np.errstate(all="ignore"):
         assert np.isinf(dg.tensor([0.0]).log().numpy()[0])  # no error outside
 

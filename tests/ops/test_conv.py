@@ -86,12 +86,12 @@ def _ours_and_torch(torch, c: dict, op: str):
     x, w, b = _arrays(c)
     if op == "conv2d":
         arrays, kw = [x, w, b], dict(stride=c["stride"], padding=c["padding"])
-        ours = lambda *t: dg.conv2d(*t, **kw)  # noqa: E731
-        theirs = lambda *t: torch.nn.functional.conv2d(*t, **kw)  # noqa: E731
+        ours = lambda *t: dg.conv2d(*t, **kw)
+        theirs = lambda *t: torch.nn.functional.conv2d(*t, **kw)
     else:
         arrays, args = [x], (c["kernel"], c["stride"], _pool_padding(c))
-        ours = lambda t: getattr(dg, op)(t, *args)  # noqa: E731
-        theirs = lambda t: getattr(torch.nn.functional, op)(t, *args)  # noqa: E731
+        ours = lambda t: getattr(dg, op)(t, *args)
+        theirs = lambda t: getattr(torch.nn.functional, op)(t, *args)
     xs = [dg.tensor(a, requires_grad=True) for a in arrays]
     ts = [torch.tensor(a, requires_grad=True) for a in arrays]
     out, t_out = ours(*xs), theirs(*ts)

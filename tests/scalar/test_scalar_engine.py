@@ -107,7 +107,7 @@ COMPOSITION_CASES = [(name, p) for name in COMPOSITIONS for p in POINTS]
 def test_composition_matches_finite_differences(name, point):
     fn = COMPOSITIONS[name]
     _, grads = engine_grads(fn, point)
-    forward = lambda *xs: fn(*map(Value, xs)).data  # noqa: E731
+    forward = lambda *xs: fn(*map(Value, xs)).data
     for i in range(2):
         fd = central_difference(forward, point, i)
         assert close(grads[i], fd, rel=1e-6, abs_=1e-7), (i, grads[i], fd)
@@ -307,7 +307,7 @@ def test_zero_grad():
 
 
 def test_initialisation_is_reproducible():
-    data = lambda m: [p.data for p in m.parameters()]  # noqa: E731
+    data = lambda m: [p.data for p in m.parameters()]
     assert data(MLP(2, [4, 1], rng=3)) == data(MLP(2, [4, 1], rng=3))
     assert data(MLP(2, [4, 1])) == data(MLP(2, [4, 1], rng=0))  # None means seed 0
     assert data(MLP(2, [4, 1], rng=3)) == data(MLP(2, [4, 1], rng=np.random.default_rng(3)))

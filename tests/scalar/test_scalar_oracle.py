@@ -59,7 +59,7 @@ def test_dual_matches_torch_jvp(torch, name, point):
     fn = EXPRESSIONS[name]
     tangent = (0.6, -1.7)  # any direction: the tangent is the directional derivative
     out = fn(*[Dual(p, t) for p, t in zip(point, tangent)])
-    as_tensors = lambda ps: tuple(torch.tensor(p, dtype=torch.float64) for p in ps)  # noqa: E731
+    as_tensors = lambda ps: tuple(torch.tensor(p, dtype=torch.float64) for p in ps)
     want, want_tangent = torch.func.jvp(fn, as_tensors(point), as_tensors(tangent))
     assert close(out.value, want.item())
     assert close(out.tangent, want_tangent.item())

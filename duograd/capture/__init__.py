@@ -1,0 +1,74 @@
+"""Capture and replay: ``dg.compile`` records a step once and replays its NumPy work.
+
+Eager duograd pays a fixed Python cost per primitive call: a Tensor object, graph
+bookkeeping, rule dispatch, a dict of cotangents. ``dg.compile(fn)`` pays it once. The
+first call for a signature runs ``fn`` eagerly inside a recording (a listener on the stack
+of ``duograd._context``, ``recording.py``):
+every primitive call of the forward pass, the backward pass (VJP rules, the broadcasting
+adjoint, casts, the seed of ones) and any ``duograd.func`` transform. Because every array
+computation of a step is a primitive call (the engine's invariant, proved by
+tests/compiled/test_tensor_replay.py), that recording *is* the step. It is lowered into a
+flat program of instructions (``instructions.Instr``: kind, kernel, argument slots,
+result slot) over a list of arrays (``lowering.py``), finished at the first replay by
+rewrites that keep every bit and buffers reused for results that never leave the replay
+(``passes.py``), and later calls run that program in a tight loop (``program.py``): no
+Tensors, no graph, no cotangent dicts, only the NumPy kernels, as tinygrad's TinyJit
+replays its kernels. ``compiled.py`` holds ``dg.compile`` and its cache.
+
+What the recording holds besides primitive calls, and how a replay treats it:
+
+- **Arguments** (Tensors and NumPy arrays) are read from the new call. An array derived
+  from one outside the primitives (a conversion, the class labels of cross-entropy) is
+  derived again (``_tensor._derive``, a ``Derive`` effect).
+- **Tensors the step reads but was not given** (a model's parameters) are read afresh,
+  ``.data`` and all, every call: an optimizer that moved or replaced them is seen.
+- **Constants** (Tensors made inside ``fn`` from fixed data, the seed of ones, anything
+  computed from constants alone) are folded: computed once, at recording time.
+- **Results nobody reads** are dropped.
+- **Random draws** made through ``_tensor._draw`` (``nn.Dropout``'s mask) are drawn again,
+  from the same generator, so a replayed training run matches the eager one.
+- **Effects** are replayed in order: gradients accumulated into ``.grad``, ``.grad``
+  assignments (``zero_grad``), and host steps (``opt.step()``, a scheduler's step,
+  ``clip_grad_norm_``: ``autograd.host``) called again. Writes to ``.grad`` are held back
+  until the end or until a host step runs, so a replay that fails part-way leaves every
+  ``.grad`` and parameter as it was (after a host step has run, parameters, gradients and
+  optimizer state are restored from a snapshot). Each effect is a record type of
+  ``duograd._context`` (``Accumulate``, ``SetGrad``, ``Derive``, ``Draw``, ``Host``).
+
+Signatures and guards: one program per signature, the types, shapes and dtypes (and
+``requires_grad``) of the array arguments, the other arguments by value, and whether
+grad mode is on; at most ``CACHE_SIZE`` of them, least recently used evicted. Each
+program also checks, every call, the shapes, dtypes and ``requires_grad`` of the tensors
+it reads but was not given; a change records again.
+
+What cannot be captured: Python decisions on tensor values (``if loss.item() > 1:``) are
+frozen at the recorded branch, and so is anything computed in plain NumPy or Python from
+a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``, NumPy random draws of your own),
+and so are module flags such as ``.training``. Reading a value while recording warns,
+naming the line; ``recheck_every=N`` runs ``fn`` eagerly every N-th call and raises
+``RuntimeError`` naming the first operation where the fresh recording differs. Tensors
+a replay returns hold the right values but no graph (compile the whole step, backward
+included). A call made while another recording, a ``jvp`` or ``dg.detect_anomaly()`` is
+in progress runs eagerly.
+
+>>> import duograd as dg
+>>> w = dg.tensor([1.0, 2.0], requires_grad=True)
+>>> def step(x):
+...     loss = (w * x).sum()
+...     loss.backward()
+...     return loss
+>>> fast = dg.compile(step)
+>>> w.grad = None
+>>> [float(fast(dg.tensor([3.0, 4.0]))) for _ in range(3)], fast.traces
+([11.0, 11.0, 11.0], 1)
+>>> w.grad.numpy()                        # three backwards accumulated, as eagerly
+array([ 9., 12.])
+"""
+
+from __future__ import annotations
+
+from .compiled import CACHE_SIZE, Compiled, compile
+from .instructions import BUF1, BUF2, CALL1, CALL2, CALLN, EFFECT, LOAD, Instr
+
+__all__ = ["compile", "Compiled", "CACHE_SIZE", "Instr", "CALL1", "CALL2", "CALLN", "LOAD",
+           "EFFECT", "BUF1", "BUF2"]

@@ -1,0 +1,308 @@
+"""Lowering: a recording (``recording.Recorder.log``) becomes a draft program.
+
+Each primitive call becomes a kernel instruction over slots (the op row's ``replay``
+fact gives the kernel), each effect record an effect instruction; constants are folded
+and what nobody reads is dropped. The passes (``passes.py``) finish the draft at the
+first replay.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+
+from .._context import Accumulate, Derive, Draw, Host, SetGrad
+from .._tensor import _CONSTANTS, Tensor, _wrap
+from ..autograd import WithConstant
+from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
+from .recording import Recorder, warn_at_user_line
+
+
+def _kernel(op: Any, kw: dict) -> Any:
+    """The op's replay kernel: its row's ``replay`` fact with ``kw`` bound (the same
+    ufunc, method or indexing on the same arrays, so the result is the same bit for bit;
+    the forward's own shape checks hold by the signature), else ``forward`` with ``kw``."""
+    if op.replay is not None:
+        return op.replay(**kw)
+    return functools.partial(op.forward, **kw) if kw else op.forward
+
+
+class Builder:
+    """Turns a recording into a draft program (``build``)."""
+
+    def __init__(self, rec: Recorder, leaves: list) -> None:
+        self.rec = rec
+        self.values: list = []           # initial contents of the slots (constants, None)
+        self.const: set[int] = set()     # slots whose value is fixed at recording time
+        self.by_tensor: dict[int, int] = {}
+        self.by_array: dict[int, int] = {}
+        self.arg_slots: list[tuple[int, bool]] = []
+        self.externals: list[tuple[Tensor, int]] = []
+        self.objects: dict[int, Any] = {}  # slot -> the argument Tensor (leaves' .grad)
+        self.code: list = []             # Instr, or None where a write was dropped
+        self.cleared: dict = {}          # leaf -> index of the set_grad(None) still in force
+        self.shapes: dict[int, tuple] = {}  # slot -> shape of a primitive's result
+        self.dtypes: dict[int, np.dtype] = {}
+        self.constant_ids = {id(t) for t in _CONSTANTS.values()}
+        self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
+                        Draw: self.draw, Host: self.host}
+        for i, leaf in enumerate(leaves):
+            s = self.new_slot()
+            if isinstance(leaf, Tensor):
+                self.by_tensor[id(leaf)] = s
+                self.by_array[id(leaf._data)] = s
+                self.objects[s] = ("arg", i)
+                self.arg_slots.append((s, True))
+            else:
+                self.by_array[id(leaf)] = s
+                self.arg_slots.append((s, False))
+
+    def new_slot(self, value: Any = None, const: bool = False) -> int:
+        self.values.append(value)
+        if const:
+            self.const.add(len(self.values) - 1)
+        return len(self.values) - 1
+
+    def slot(self, t: Tensor) -> int:
+        """The slot of a Tensor read by the recording (argument, result, constant or external)."""
+        s = self.by_tensor.get(id(t))
+        if s is None:
+            s = self.by_array.get(id(t._data))
+            if s is None:
+                if id(t) in self.rec.made or id(t) in self.constant_ids:
+                    s = self.new_slot(t._data, const=True)
+                else:
+                    s = self.new_slot()
+                    self.externals.append((t, s))
+                self.by_array.setdefault(id(t._data), s)
+            self.by_tensor[id(t)] = s
+        return s
+
+    def dynamic(self, value: Any) -> bool:
+        """Whether a keyword parameter holds an array that changes from call to call."""
+        if isinstance(value, np.ndarray):
+            s = self.by_array.get(id(value))
+            return s is not None and s not in self.const
+        if isinstance(value, (tuple, list)):
+            return any(self.dynamic(v) for v in value)
+        return False
+
+    def kw_builder(self, kw: dict) -> tuple[Callable, list[int]]:
+        """A function of the slot list that rebuilds ``kw`` with this call's arrays."""
+        reads: list[int] = []
+
+        def template(v: Any) -> Callable:
+            if isinstance(v, np.ndarray) and self.dynamic(v):
+                s = self.by_array[id(v)]
+                reads.append(s)
+                return lambda env: env[s]
+            if isinstance(v, (tuple, list)) and self.dynamic(v):
+                parts = [template(x) for x in v]
+                kind = type(v)
+                return lambda env: kind(p(env) for p in parts)
+            return lambda env: v
+        parts = {k: template(v) for k, v in kw.items()}
+        return (lambda env: {k: p(env) for k, p in parts.items()}), reads
+
+    # ------------------------------------------------------------ primitive calls
+
+    def call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+        """A kernel instruction for a primitive call (``new``: an Instr, all fields given)."""
+        by_tensor, const = self.by_tensor, self.const
+        ins = []
+        folded = True
+        for x in xs:  # (a recording can hold 10^5 calls: this loop is written for speed)
+            s = by_tensor.get(id(x))
+            if s is None:
+                s = self.slot(x)
+            ins.append(s)
+            if folded and s not in const:
+                folded = False
+        dyn = bool(kw) and any(self.dynamic(v) for v in kw.values())
+        if len(xs) == 1 and out._data is xs[0]._data and not dyn:
+            by_tensor[id(out)] = ins[0]  # the forward handed its input back (identity, a
+            return                       # no-op cast): the same slot, no kernel
+        o = len(self.values)
+        self.values.append(None)
+        by_tensor[id(out)] = o
+        self.by_array[id(out._data)] = o
+        self.shapes[o] = out._data.shape
+        self.dtypes[o] = out._data.dtype
+        if (folded and not dyn) or op.shape_only:
+            self.values[o] = out._data  # folded: the recorded value is the value
+            const.add(o)
+            return
+        code, name = self.code, op.name
+        if dyn:
+            fwd, ins_t = op.forward, tuple(ins)
+            build, reads = self.kw_builder(kw)
+
+            def kernel(env, st, fwd=fwd, build=build, ins_t=ins_t, o=o):
+                env[o] = fwd(*[env[i] for i in ins_t], **build(env))
+            code.append(new((EFFECT, kernel, None, None, o, ins + reads, name, "kernel", op)))
+        else:
+            f = _kernel(op, kw)
+            if type(f) is WithConstant:  # a binary ufunc, its constant in a slot of its own
+                c = self.new_slot(xs[0]._data.dtype.type(f.value), const=True)
+                code.append(new((CALL2, f.ufunc, ins[0], c, o, ins, name, "kernel", op)))
+            elif len(ins) == 1:
+                code.append(new((CALL1, f, ins[0], None, o, ins, name, "kernel", op)))
+            elif len(ins) == 2:
+                code.append(new((CALL2, f, ins[0], ins[1], o, ins, name, "kernel", op)))
+            else:
+                code.append(new((CALLN, f, tuple(ins), None, o, ins, name, "kernel", op)))
+        if out._data.ndim == 0:  # NumPy gives 0-d results as scalars; the engine holds arrays
+            code.append(new((CALL1, np.asarray, o, None, o, [o], name, "kernel", None)))
+
+    # ------------------------------------------------------------ effects
+
+    def leaf_ref(self, t: Tensor) -> Any:
+        """How a replay finds a tensor whose .grad it writes: an argument, a tensor ``fn``
+        made (made afresh by each replay), or the object itself (a model's parameter)."""
+        s = self.slot(t)
+        if s in self.objects:
+            return self.objects[s]
+        if id(t) in self.rec.made:
+            self.objects[s] = ("made", s, t.requires_grad)
+            return self.objects[s]
+        return ("object", t)
+
+    @staticmethod
+    def _leaf_key(ref: Any) -> Any:
+        return ref if ref[0] != "object" else ("object", id(ref[1]))
+
+    def derive(self, e: Derive) -> None:
+        s = self.by_array.get(id(e.source)) if isinstance(e.source, np.ndarray) else None
+        if s is None or s in self.const:
+            return  # derived from a constant: a constant itself
+        o = self.new_slot()
+        self.by_array[id(e.out)] = o
+        f = functools.partial(e.fn, **e.kw) if e.kw else e.fn
+        self.code.append(new((CALL1, f, s, None, o, [s], "derive", "kernel", None)))
+
+    def draw(self, e: Draw) -> None:  # random numbers: drawn again by every replay, in order
+        o = self.new_slot()
+        self.by_array[id(e.out)] = o
+        self.code.append(Instr(CALLN, functools.partial(e.fn, *e.args), (), None, o, [], "draw",
+                               "effect"))
+
+    def accumulate(self, e: Accumulate) -> None:
+        ref, gs = self.leaf_ref(e.leaf), self.slot(e.g)
+        o = self.new_slot()
+        self.by_tensor[id(e.out)] = o
+        self.by_array[id(e.out._data)] = o
+        copy_g = gs in self.const  # never hand a folded constant's array to .grad
+        cleared = self.cleared.pop(self._leaf_key(ref), None)
+        if cleared is not None:
+            # .grad was set to None earlier in the step (zero_grad) and nothing read it
+            # since: that write is dropped, and the sum is known to be g itself.
+            self.code[cleared] = None
+
+            def accumulate(env, st, ref=ref, gs=gs, o=o, copy_g=copy_g):
+                g = env[gs].copy() if copy_g else env[gs]
+                st.pending[st.resolve(ref, env)] = st.made[o] = _wrap(g)
+                env[o] = g
+        else:
+            def accumulate(env, st, ref=ref, gs=gs, o=o, copy_g=copy_g):
+                leaf = st.resolve(ref, env)
+                old = st.pending[leaf] if leaf in st.pending else leaf._grad
+                g = env[gs].copy() if copy_g else env[gs]
+                new = _wrap(g) if old is None else _wrap(np.asarray(old._data + g))
+                st.pending[leaf] = new
+                st.made[o] = new
+                env[o] = new._data
+        self.code.append(new((EFFECT, accumulate, None, None, o, [gs], "accumulate .grad", "effect",
+                              None)))
+
+    def set_grad(self, e: SetGrad) -> None:
+        ref = self.leaf_ref(e.t)
+        vref = None if e.value is None else self.slot(e.value)
+        if vref is None:
+            self.cleared[self._leaf_key(ref)] = len(self.code)
+        else:
+            self.cleared.pop(self._leaf_key(ref), None)
+
+        def set_grad(env, st, ref=ref, vref=vref):
+            leaf = st.resolve(ref, env)
+            st.pending[leaf] = None if vref is None else st.tensor(vref, env)
+        self.code.append(new((EFFECT, set_grad, None, None, None, [] if vref is None else [vref],
+                              "set .grad", "effect", None)))
+
+    def host(self, e: Host) -> None:
+        snapshot = [False]  # set by the passes: whether anything that can fail runs after it
+        self.cleared.clear()  # a host step may read .grad
+
+        def host(env, st, fn=e.fn, fargs=e.args, fkw=e.kw, snapshot=snapshot):
+            if snapshot[0]:
+                st.before_host(fargs)
+            st.commit()
+            fn(*fargs, **fkw)
+        host.snapshot = snapshot
+        self.code.append(Instr(EFFECT, host, None, None, None, [],
+                               getattr(e.fn, "__qualname__", "host"), "host"))
+
+    # ------------------------------------------------------------ the result
+
+    def output(self, obj: Any) -> Any:
+        """A template of ``fn``'s result: Tensors become references to slots."""
+        if isinstance(obj, Tensor):
+            s = self.by_tensor.get(id(obj))
+            if s is None:
+                return ("object", obj)  # returned as it is (an argument's or a model's tensor)
+            if s in self.objects and self.objects[s][0] == "arg":
+                return ("argument", self.objects[s][1])
+            if id(obj) in self.rec.made and obj.requires_grad:  # a leaf fn made: its .grad too
+                self.objects.setdefault(s, ("made", s, True))
+            return ("slot", s)
+        if isinstance(obj, tuple) and type(obj) is not tuple:  # a named tuple
+            return ("namedtuple", type(obj), tuple(self.output(v) for v in obj))
+        if isinstance(obj, (list, tuple)):
+            return (type(obj).__name__, [self.output(v) for v in obj])
+        if isinstance(obj, dict):
+            return ("dict", {k: self.output(v) for k, v in obj.items()})
+        if isinstance(obj, (np.ndarray, np.generic)):
+            warn_at_user_line("dg.compile: fn returned a NumPy value computed outside duograd; a "
+                              "replay returns the recorded value unchanged (return a Tensor instead)")
+        return ("value", obj)
+
+    def build(self, result: Any) -> dict:
+        """The draft: what ``program.Program`` needs (its code finished at the first replay)."""
+        effects, call = self.effects, self.call
+        for entry in self.rec.log:
+            if type(entry) is tuple:
+                call(*entry)
+            else:
+                effects[type(entry)](entry)
+        template = self.output(result)
+        needed = set(slots_in(template))
+        code = []
+        for ins in reversed([ins for ins in self.code if ins is not None]):
+            if ins.role != "kernel" or ins.out in needed:  # drop what nobody reads (effects run)
+                code.append(ins)
+                needed.update(ins.reads)
+        code.reverse()
+        # Tensors read but not given: loaded at the start and again after each host step.
+        loads = [new((LOAD, t, None, None, s, [], "load", "load", None))
+                 for t, s in self.externals if s in needed]
+        values = [v if i in self.const else None for i, v in enumerate(self.values)]
+        guards = [(t, t._data.shape, t._data.dtype, t.requires_grad) for t, s in self.externals]
+        return dict(code=code, loads=loads, needed_out=set(slots_in(template)), shapes=self.shapes,
+                    dtypes=self.dtypes, values=values, arg_slots=self.arg_slots, guards=guards,
+                    template=template, const=self.const)
+
+
+def slots_in(template: Any) -> list[int]:
+    """The slots an output template reads."""
+    kind = template[0]
+    if kind == "slot":
+        return [template[1]]
+    if kind in ("list", "tuple"):
+        return [s for v in template[1] for s in slots_in(v)]
+    if kind == "namedtuple":
+        return [s for v in template[2] for s in slots_in(v)]
+    if kind == "dict":
+        return [s for v in template[1].values() for s in slots_in(v)]
+    return []
+

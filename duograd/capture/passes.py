@@ -1,0 +1,114 @@
+"""The passes that finish a draft program at its first replay: rewrites that keep every
+bit, buffers reused for results that never leave the replay, snapshot flags for host
+steps, and the loads of tensors read but not given."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .instructions import BUF1, BUF2, CALL1, CALL2, LOAD, Instr
+
+
+def finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: dict,
+           reuse_buffers: bool) -> list:
+    """The recorded code made ready to run. Done at the first replay, so that the
+    recording call does not pay for it."""
+    code = peephole(code, needed_out=needed_out, shapes=shapes)
+    if reuse_buffers:
+        code = reuse(code, needed_out, shapes, dtypes)
+    later_kernel = False
+    for ins in reversed(code):  # a host step followed by kernels snapshots what it changes
+        if ins.role == "host":
+            ins.f.snapshot[0] = later_kernel
+        later_kernel = later_kernel or ins.role != "host"
+    program: list = list(loads)
+    for ins in code:
+        program.append(ins)
+        if ins.role == "host":
+            program.extend(loads)  # a host step may have moved or replaced them
+    while program and program[-1].kind == LOAD:  # nothing reads them any more
+        program.pop()
+    return program
+
+
+def _ufunc_reader(ins: Instr) -> bool:
+    return ins.role == "kernel" and ins.kind in (CALL1, CALL2) and isinstance(ins.f, np.ufunc)
+
+
+def peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list:
+    """Two rewrites that leave every value the same bit for bit:
+
+    - a 0-d result is turned into an array (``np.asarray``, as the eager engine holds it)
+      only where something other than a ufunc reads it: a ufunc computes the same on a
+      NumPy scalar, and a result handed out is wrapped into an array anyway;
+    - a broadcast (an op whose row says ``broadcast``) read only by binary ufuncs whose
+      result has the broadcast shape is dropped: the ufunc broadcasts the same way by itself.
+    """
+    readers: dict[int, list] = {}
+    for ins in code:
+        for s in ins.reads:
+            readers.setdefault(s, []).append(ins)
+    out, renamed = [], {}
+    for ins in code:
+        o = ins.out
+        if ins.role == "kernel" and ins.f is np.asarray and o not in needed_out \
+                and all(_ufunc_reader(r) for r in readers.get(o, []) if r is not ins):
+            continue
+        if ins.role == "kernel" and ins.op is not None and ins.op.broadcast and ins.kind == CALL1 \
+                and o not in needed_out and readers.get(o) \
+                and all(_ufunc_reader(r) and r.kind == CALL2 and shapes.get(r.out) == shapes.get(o)
+                        for r in readers[o]):
+            renamed[o] = ins.a
+            continue
+        if renamed and (ins.a in renamed or ins.b in renamed):
+            ins = ins._replace(a=renamed.get(ins.a, ins.a), b=renamed.get(ins.b, ins.b),
+                               reads=[renamed.get(s, s) for s in ins.reads])
+        out.append(ins)
+    return out
+
+
+def reuse(code: list, needed_out: set[int], shapes: dict[int, tuple],
+          dtypes: dict[int, np.dtype]) -> list:
+    """Give each ufunc result that never leaves the replay an array of its own, allocated
+    once and written in place (``out=``) by every replay, instead of a new one per call.
+
+    A result leaves the replay when it is returned, stored into ``.grad``, read by an
+    effect, or read by a kernel other than a ufunc, except through a view (an op whose
+    row says ``view``: transpose, reshape, broadcast, which leaves only if the view
+    does): such results keep a new array per call. Each slot is written once per
+    replay, so its buffer is never read stale.
+    """
+    escapes = set(needed_out)
+    views = []
+    for ins in code:
+        if ins.role == "kernel" and ins.op is not None and ins.op.view and ins.kind == CALL1:
+            views.append(ins)
+        elif ins.role != "kernel" or not (ins.kind in (CALL1, CALL2) and makes_new_array(ins.f)):
+            escapes.update(ins.reads)
+    for ins in reversed(views):  # a view of a view: from the last one back
+        if ins.out in escapes:
+            escapes.add(ins.a)
+    out = []
+    for ins in code:
+        o = ins.out
+        shape = shapes.get(o)
+        if ins.role == "kernel" and isinstance(ins.f, np.ufunc) and ins.kind in (CALL1, CALL2) \
+                and o not in escapes and shape and ins.f.nout == 1 and o not in ins.reads:
+            buf = np.empty(shape, dtypes[o])
+            if ins.kind == CALL1:
+                ins = ins._replace(kind=BUF1, b=buf)
+            else:
+                ins = ins._replace(kind=BUF2, a=(ins.a, ins.b), b=buf)
+        out.append(ins)
+    return out
+
+
+def makes_new_array(f: Any) -> bool:
+    """Whether kernel ``f`` returns a new array, never a view of an input: a ufunc, or a
+    ufunc's reduction (``sum``)."""
+    if isinstance(f, np.ufunc):
+        return True
+    inner = getattr(f, "func", None)  # functools.partial(np.add.reduce, ...)
+    return getattr(inner, "__name__", None) == "reduce" and isinstance(getattr(inner, "__self__", None), np.ufunc)

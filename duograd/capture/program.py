@@ -1,0 +1,194 @@
+"""A compiled program and its replay: the loop over the instructions, the per-call
+state (held-back ``.grad`` writes, snapshots for a failure after a host step) and the
+result rebuilt from the output template."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+from .._tensor import Tensor, _wrap
+from .instructions import KERNELS
+from .passes import finish
+
+
+class _Replay:
+    """The per-call state of a replay: the call's arguments, the held-back ``.grad``
+    writes, the Tensors made for ``.grad``, and snapshots for a failure after a host step."""
+
+    __slots__ = ("args", "pending", "made", "snapshots")
+
+    def __init__(self, args: list) -> None:
+        self.args = args
+        self.pending: dict[Tensor, Tensor | None] = {}
+        self.made: dict[int, Tensor] = {}
+        self.snapshots: list | None = None
+
+    def resolve(self, ref: Any, env: list) -> Tensor:
+        kind = ref[0]
+        if kind == "arg":
+            return self.args[ref[1]]
+        if kind == "made":
+            t = self.made.get(ref[1])
+            if t is None:
+                t = self.made[ref[1]] = _wrap(env[ref[1]], ref[2])
+            return t
+        return ref[1]
+
+    def tensor(self, s: int, env: list) -> Tensor:
+        t = self.made.get(s)
+        if t is None:
+            t = self.made[s] = _wrap(env[s])
+        return t
+
+    def commit(self) -> None:
+        for leaf, value in self.pending.items():
+            leaf._grad = value
+        self.pending.clear()
+
+    def before_host(self, fargs: tuple) -> None:
+        """Snapshot what a host step changes (its object's parameters, gradients and
+        state), once per replay, so that a later failure can put it back."""
+        if self.snapshots is None:
+            self.snapshots = []
+        self.snapshots.append(_snapshot(fargs))
+
+    def rollback(self) -> None:
+        for restore in reversed(self.snapshots or []):
+            restore()
+
+
+def _snapshot(fargs: tuple) -> Callable[[], None]:
+    """A function that puts back what a host step called with ``fargs`` can change: the
+    values and gradients of the Tensors among them (an optimizer's ``params`` included)
+    and the attributes of the objects among them (an optimizer's state, a scheduler and
+    its optimizer)."""
+    owners: list = []
+    tensors: dict[int, Tensor] = {}
+
+    def visit(x: Any) -> None:
+        if isinstance(x, Tensor):
+            tensors.setdefault(id(x), x)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                visit(v)
+        elif hasattr(x, "__dict__") and not isinstance(x, type) and not callable(x) \
+                and all(o is not x for o in owners):
+            owners.append(x)
+            visit(list(getattr(x, "params", ())))
+            if hasattr(x, "optimizer"):
+                visit(x.optimizer)
+    visit(list(fargs))
+    memo = {id(t): t for t in tensors.values()}
+    memo.update({id(o): o for o in owners})
+    saved_tensors = [(t, t._data, t._data.copy(), t._grad) for t in tensors.values()]
+    saved_vars = [(o, {k: copy.deepcopy(v, memo) for k, v in vars(o).items()}) for o in owners]
+
+    def restore() -> None:
+        for t, arr, values, g in saved_tensors:
+            if t._data is arr and arr.flags.writeable:
+                arr[...] = values  # in place: an array shared through from_numpy stays shared
+            else:
+                t._data = values
+            t._grad = g
+        for o, attrs in saved_vars:
+            vars(o).update(attrs)
+    return restore
+
+
+class Program:
+    """One recorded step, compiled: instructions over a list of slots."""
+
+    def __init__(self, draft: dict, reuse_buffers: bool = True) -> None:
+        self._draft = draft
+        self._reuse_buffers = reuse_buffers
+        self._code: list | None = None
+        self.values = draft["values"]
+        self.arg_slots = draft["arg_slots"]
+        self.guards = draft["guards"]
+        self.template = draft["template"]
+        self.const = draft["const"]
+        self.prints: list | None = None  # the recording's fingerprint, kept for recheck_every
+
+    @property
+    def code(self) -> list:
+        """The instructions, as the tuples ``(kind, kernel, a, b, out)`` the replay loop
+        reads, finished on first use (``instructions.Instr`` has the full ones)."""
+        if self._code is None:
+            d = self._draft
+            self.instructions = finish(d["code"], d["loads"], d["needed_out"], d["shapes"],
+                                       d["dtypes"], self._reuse_buffers)
+            self._code = [tuple(ins[:5]) for ins in self.instructions]
+            self.labels = [ins.label for ins in self.instructions]
+            self._draft = None
+        return self._code
+
+    @property
+    def kernels(self) -> int:
+        """How many NumPy kernels a replay runs."""
+        return sum(1 for ins in self.code if ins[0] in KERNELS)
+
+    def guard(self) -> bool:
+        """Whether the tensors read but not given still have their recorded shapes, dtypes
+        and ``requires_grad``."""
+        for t, shape, dtype, rg in self.guards:
+            d = t._data
+            if d.shape != shape or d.dtype != dtype or t.requires_grad != rg:
+                return False
+        return True
+
+    def run(self, leaves: list) -> Any:
+        env = self.values.copy()
+        for (s, is_tensor), leaf in zip(self.arg_slots, leaves):
+            env[s] = leaf._data if is_tensor else leaf
+        st = _Replay(leaves)
+        code, ins = self.code, None
+        try:
+            # The kinds are literals (instructions.py: CALL2 == 1, CALL1 == 0, BUF2 == 6,
+            # BUF1 == 5, LOAD == 3, CALLN == 2, EFFECT == 4), most frequent first: this
+            # loop is the whole cost a replay adds per kernel.
+            for ins in code:
+                kind, f, a, b, o = ins
+                if kind == 1:
+                    env[o] = f(env[a], env[b])
+                elif kind == 0:
+                    env[o] = f(env[a])
+                elif kind == 6:
+                    env[o] = f(env[a[0]], env[a[1]], out=b)
+                elif kind == 5:
+                    env[o] = f(env[a], out=b)
+                elif kind == 3:
+                    env[o] = f._data
+                elif kind == 2:
+                    env[o] = f(*[env[i] for i in a])
+                else:
+                    f(env, st)
+        except Exception as e:
+            st.rollback()
+            label = self.labels[code.index(ins)]
+            if type(e) in (ValueError, IndexError, TypeError, FloatingPointError) and \
+                    not str(e).startswith(label):
+                raise type(e)(f"{label}: {e} (in a dg.compile replay)") from e
+            raise
+        st.commit()
+        return self._rebuild(self.template, env, st, leaves)
+
+    def _rebuild(self, t: Any, env: list, st: _Replay, leaves: list) -> Any:
+        kind = t[0]
+        if kind == "slot":
+            made = st.made.get(t[1])
+            if made is not None:
+                return made
+            value = env[t[1]]
+            return _wrap(value.copy() if t[1] in self.const else value)
+        if kind == "argument":
+            return leaves[t[1]]
+        if kind in ("object", "value"):
+            return t[1]
+        if kind == "list":
+            return [self._rebuild(v, env, st, leaves) for v in t[1]]
+        if kind == "tuple":
+            return tuple(self._rebuild(v, env, st, leaves) for v in t[1])
+        if kind == "namedtuple":
+            return t[1](*[self._rebuild(v, env, st, leaves) for v in t[2]])
+        return {k: self._rebuild(v, env, st, leaves) for k, v in t[1].items()}
