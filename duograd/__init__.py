@@ -19,6 +19,8 @@ from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, bro
                   tanh, transpose, unsqueeze, var, where)
 from . import methods  # noqa: F401  (binds the Tensor's operators and methods)
 from .conv import avg_pool2d, conv2d, max_pool2d
+from .conv import (_adaptive_max_pool1d_torch as adaptive_max_pool1d, adaptive_avg_pool1d, avg_pool1d,
+                   conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, viz  # noqa: E402  (after the engine they build on)
 from .capture import Compiled, compile  # noqa: E402,A001
@@ -35,6 +37,8 @@ __all__ = [
     "sum", "mean", "var", "max", "min", "logsumexp", "softmax", "log_softmax", "cumsum",
     "argmax", "argmin", "reshape", "transpose", "broadcast_to", "squeeze", "unsqueeze",
     "conv2d", "max_pool2d", "avg_pool2d",
+    "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
+    "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
     "compile", "Compiled",
