@@ -519,8 +519,9 @@ def _pool_setup(d: int, op: str, x: Any, kernel_size: Any, stride: Any, padding:
         span = (k - 1) * dl + 1
         num = n + 2 * p - span
         if num < 0:
+            sizes = tuple(m + 2 * q for m, q in zip(x.shape[2:], padding))
             raise ConvShapeError(f"{op}: the kernel {kernel} (dilation {dilation}) is larger than the "
-                                 f"padded input (input shape {x.shape}, padding {padding})")
+                                 f"padded input {sizes} (input shape {x.shape}, padding {padding})")
         o = (-(-num // s) if ceil_mode else num // s) + 1
         if ceil_mode and (o - 1) * s >= n + p:  # the last window must start inside the input
             o -= 1
