@@ -211,12 +211,12 @@ def _take_along(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
     return np.take_along_axis(x, index.astype(np.intp, copy=False), axis=axis)
 
 
-def _put_along(g: np.ndarray, index: np.ndarray, axis: int, size: int) -> np.ndarray:
+def _put_along(g: np.ndarray, index: np.ndarray, axis: int, size: int, assign: bool = False) -> np.ndarray:
     shape = list(np.broadcast_shapes(g.shape, index.shape))
     shape[axis] = size
     z = np.zeros(shape, dtype=g.dtype)
     index = np.broadcast_to(index.astype(np.intp, copy=False), g.shape)
-    if index.shape[axis] == 1:  # one index per line: nothing can repeat
+    if assign or index.shape[axis] == 1:  # one index per line: nothing can repeat
         np.put_along_axis(z, index, g, axis=axis)
     else:                       # indices may repeat: they accumulate
         grid = list(np.indices(index.shape, sparse=True))
@@ -227,14 +227,17 @@ def _put_along(g: np.ndarray, index: np.ndarray, axis: int, size: int) -> np.nda
 
 # take_along picks x at ``index`` along ``axis``; put_along adds g there into zeros. Each is
 # linear in its first input and the other's adjoint; the index is never differentiated.
+# put_along(assign=True) is torch's max_unpool: an index given twice keeps the last value.
 take_along_p = Primitive(
     "take_along", _take_along,
-    vjp=(lambda g, out, x, index, axis: put_along_p(g, index, axis=axis, size=x.shape[axis]), None),
+    vjp=(lambda g, out, x, index, axis: put_along_p(g, index, axis=axis, size=x.shape[axis], assign=False),
+         None),
     jvp=(lambda t, out, x, index, axis: take_along_p(t, index, axis=axis), None))
 put_along_p = Primitive(
     "put_along", _put_along,
-    vjp=(lambda g, out, x, index, axis, size: take_along_p(g, index, axis=axis), None),
-    jvp=(lambda t, out, x, index, axis, size: put_along_p(t, index, axis=axis, size=size), None))
+    vjp=(lambda g, out, x, index, axis, size, assign: take_along_p(g, index, axis=axis), None),
+    jvp=(lambda t, out, x, index, axis, size, assign: put_along_p(t, index, axis=axis, size=size,
+                                                                  assign=assign), None))
 
 # The first maximum along ``axis``, kept as a length-1 axis (NaN wins, as in torch).
 window_argmax_p = Primitive("window_argmax", lambda x, axis: np.argmax(x, axis=axis, keepdims=True),
@@ -635,9 +638,9 @@ def _max_unpool(d: int, op: str, x: Any, indices: Any, kernel_size: Any, stride:
         outs = wanted
     size = math.prod(outs)
     flat_x = reshape_p(x, shape=(n, c, -1))
-    # NOTE: an index given twice (overlapping pooling windows) adds both values here; torch
-    # keeps one of them (which one is not specified). The gradient is torch's either way.
-    out = put_along_p(flat_x, reshape_p(indices, shape=(n, c, -1)), axis=2, size=size)
+    # NOTE: an index given twice (overlapping pooling windows) keeps the last value, as torch
+    # does on CPU, and both get the gradient at that position (torch's backward, a gather).
+    out = put_along_p(flat_x, reshape_p(indices, shape=(n, c, -1)), axis=2, size=size, assign=True)
     return _unbatch(reshape_p(out, shape=(n, c) + outs), batched)
 
 

@@ -18,8 +18,14 @@ from . import functional
 from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, ReLU, Sequential,
                       Sigmoid, Tanh)
 from .modules import AvgPool2d, Conv2d, Flatten, MaxPool2d
+from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                          AvgPool1d, Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, Fold, MaxPool1d,
+                          MaxUnpool1d, MaxUnpool2d, Unfold, Upsample)
 from . import utils  # noqa: E402  (it refers to the modules above)
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
-           "functional", "utils"]
+           "functional", "utils",
+           "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxUnpool1d",
+           "MaxUnpool2d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold"]

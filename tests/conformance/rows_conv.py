@@ -124,6 +124,7 @@ def _unpool(d):
 
 
 row("F.max_unpool1d", _unpool(1), [S(F(2, 3, 8, domain=D), 2), S(F(1, 2, 9, domain=D), 3, 3, 1),
+                                   S(F(1, 2, 9, domain=D), 3, 2, label="overlapping_windows_repeat_indices"),
                                    S(F(1, 2, 9, domain=D), 2, output_size=(9,))])
 row("F.max_unpool2d", _unpool(2), [S(F(2, 2, 6, 6, domain=D), 2), S(F(1, 2, 6, 34, domain=D), 2, label="wide"),
                                    S(F(1, 1, 6, 6, domain=D), 2, 2, 1, label="padded"),
@@ -212,3 +213,35 @@ row("F.fold", _f("fold"), [
     S(F(1, 12, 9), (7, 8), (3, 2), dilation=(2, 1), padding=(1, 0), stride=(2, 3)),
     S(F(8, 4), (4, 5), 2, stride=2, label="unbatched"),
 ], errors=[S(F(1, 12, 11), (4, 5), 2, label="wrong_block_count")])
+
+# ---------------------------------------------------------------- parameterless modules
+# (the layers with parameters are compared in tests/nn_optim/test_conv_layers.py, loaded from
+# a torch layer's state_dict: coverage_map.COVERED_BY)
+
+
+def _module(name, *margs, **mkw):
+    return lambda m, x: getattr(m.nn, name)(*margs, **mkw)(x)
+
+
+row("nn.MaxPool1d", _module("MaxPool1d", 3, 2, 1, 2, ceil_mode=True), [F(2, 3, 20, domain=D), F(3, 9, domain=D)])
+row("nn.MaxPool2d", _module("MaxPool2d", 3, 1, 1), [F(1, 2, 5, 18, domain=D), F(2, 4, 4, domain=D)])
+row("nn.AvgPool1d", _module("AvgPool1d", 3, 2, 1, True, False), [F(2, 3, 20), F(3, 9)])
+row("nn.AvgPool2d", _module("AvgPool2d", 3, 2, 1, True, True, 2), [F(1, 2, 5, 18), F(2, 4, 4)])
+row("nn.AdaptiveAvgPool1d", _module("AdaptiveAvgPool1d", 4), [F(2, 3, 9), F(3, 2)])
+row("nn.AdaptiveAvgPool2d", _module("AdaptiveAvgPool2d", (3, None)), [F(2, 3, 7, 5), F(3, 2, 20)])
+row("nn.AdaptiveMaxPool1d", _module("AdaptiveMaxPool1d", 4), [F(2, 3, 9, domain=D)])
+row("nn.AdaptiveMaxPool2d", _module("AdaptiveMaxPool2d", (3, 17), True), [F(1, 2, 7, 40, domain=D)])
+row("nn.Upsample", _module("Upsample", scale_factor=2, mode="bilinear"), [F(1, 2, 3, 9), F(2, 1, 2, 2)])
+row("nn.Unfold", _module("Unfold", 2, padding=1), [F(1, 2, 4, 17)])
+row("nn.Fold", _module("Fold", (3, 18), 2), [F(2, 8, 34)])
+
+
+def _unpool_module(d):
+    def fn(m, x):
+        y, i = getattr(m.nn, f"MaxPool{d}d")(2, return_indices=True)(x)
+        return getattr(m.nn, f"MaxUnpool{d}d")(2)(y, i)
+    return fn
+
+
+row("nn.MaxUnpool1d", _unpool_module(1), [F(2, 3, 8, domain=D)])
+row("nn.MaxUnpool2d", _unpool_module(2), [F(2, 3, 4, 34, domain=D)])
