@@ -17,10 +17,10 @@
 from . import functional
 from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, ReLU, Sequential,
                       Sigmoid, Tanh)
-from .modules import AvgPool2d, Conv2d, Flatten, MaxPool2d
+from .modules import Flatten
 from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
-                          AvgPool1d, Conv1d, Conv3d, ConvTranspose1d, ConvTranspose2d, Fold, MaxPool1d,
-                          MaxUnpool1d, MaxUnpool2d, Unfold, Upsample)
+                          AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+                          Fold, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, Unfold, Upsample)
 from . import utils  # noqa: E402  (it refers to the modules above)
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",

@@ -24,7 +24,7 @@ from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import
 from . import functional as F
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
-           "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten"]
+           "MSELoss", "CrossEntropyLoss", "Flatten"]  # the conv layers: nn/convolution.py
 
 
 def _as_tensor(x: Any) -> Tensor:
@@ -528,7 +528,7 @@ class MLP(Module):
         return f"MLP({' -> '.join(map(str, sizes))}, activation={self.activation!r})"
 
 
-# ---------------------------------------------------------------- convolution and pooling
+# ---------------------------------------------------------------- flattening
 
 class Flatten(Module):
     """Every dimension but the first (the batch) flattened into one, as ``torch.nn.Flatten()``.
@@ -545,7 +545,3 @@ class Flatten(Module):
             raise ValueError(f"Flatten: expected an input with a batch dimension and at least "
                              f"one more, got shape {x.shape}")
         return x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
-
-
-# The convolution and pooling layers live in convolution.py (they need Module, defined above).
-from .convolution import AvgPool2d, Conv2d, MaxPool2d  # noqa: E402

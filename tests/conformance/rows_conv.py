@@ -148,8 +148,8 @@ AP2D = [
 for prefix, get in (("dg", _top), ("F", _f)):
     row(f"{prefix}.avg_pool1d", get("avg_pool1d"), AP1D,
         errors=[S(F(1, 2, 3), 5, label="kernel_larger_than_padded_input")])
-row("dg.avg_pool2d", lambda m, *a, **k: _F(m).avg_pool2d(*a, **k) if m.__name__ == "torch"
-    else m.avg_pool2d(*a, **k), AP2D, errors=POOL_ERRORS_2D)
+row("dg.avg_pool2d", _top("avg_pool2d"), AP2D, errors=POOL_ERRORS_2D,
+    torch_fn=_f("avg_pool2d"))  # torch has no top-level avg_pool2d: dg's is F's
 row("F.avg_pool2d", _f("avg_pool2d"), AP2D, errors=POOL_ERRORS_2D)
 
 # adaptive: windows of unequal sizes that overlap (7 -> 3, 5 -> 4), wide outputs, None sizes
