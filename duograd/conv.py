@@ -133,7 +133,7 @@ def _scatter_index(planes: int, padded: Ints, kernel: Ints, stride: Ints, dilati
     idx = _SCATTER_CACHE.get(key)
     if idx is None:
         plane = _window_index(padded, kernel, stride, dilation, outs)
-        idx = (np.arange(planes)[:, None] * int(np.prod(padded)) + plane).ravel()
+        idx = (np.arange(planes)[:, None] * math.prod(padded) + plane).ravel()
         if idx.size <= 1 << 22:
             if len(_SCATTER_CACHE) >= 32:
                 _SCATTER_CACHE.pop(next(iter(_SCATTER_CACHE)))
@@ -172,7 +172,7 @@ def _col2im(cols: np.ndarray, shape: Ints, stride: Ints, padding: Pads, dilation
                    for m, (lo, _), o, s, k, dl in zip(shape[2:], padding, outs, stride, kernel, dilation))
     if outs[-1] < _SHORT_RUN:
         index = _scatter_index(n * c, padded, kernel, stride, dilation, outs)
-        xp = np.bincount(index, cols.ravel(), minlength=n * c * int(np.prod(padded)))
+        xp = np.bincount(index, cols.ravel(), minlength=n * c * math.prod(padded))
         xp = xp.astype(cols.dtype, copy=False).reshape((n, c) + padded)
     else:
         xp = np.zeros((n, c) + padded, dtype=cols.dtype)
@@ -271,6 +271,8 @@ pad_p = Primitive("pad", _pad_forward, vjp=(_pad_vjp,),
 
 def _ints(value: Any, n: int, name: str, op: str, minimum: int) -> Ints:
     """An int or a sequence of ``n`` ints, each at least ``minimum``, as an n-tuple."""
+    if type(value) is int and value >= minimum:  # the common case, first
+        return (value,) * n
     items = tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
     if len(items) == 1 and n > 1:
         items = items * n
@@ -298,6 +300,8 @@ def _batched(x: Tensor, d: int, op: str, what: str = "input") -> bool:
 
 
 def _lift(op: str, *xs: Any) -> tuple:
+    if xs[-1] is None:
+        return _lift_all(op, xs[:-1]) + (None,)
     present = [x for x in xs if x is not None]
     lifted = iter(_lift_all(op, tuple(present)))
     return tuple(None if x is None else next(lifted) for x in xs)
