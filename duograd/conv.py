@@ -14,8 +14,8 @@ and capture come from rules that already exist:
   kernel offset, or one ``bincount``). It is ``im2col``'s transpose and ``im2col`` is its
   transpose, so each one's VJP is the other and higher derivatives cost nothing more.
 - ``take_along_p`` / ``put_along_p`` pick one element along an axis at given indices and
-  put it back: each is the other's adjoint. Max-pooling picks its winners with them, at
-  the indices a selector (``window_argmax_p``) chose.
+  put it back: each is the other's adjoint. Max-pooling's VJP puts its gradient back with
+  them, at the indices a selector (``window_argmax_p``) chose.
 
 Then, with K = C/groups * prod(kernel) and P = prod(out):
 
@@ -25,8 +25,8 @@ Then, with K = C/groups * prod(kernel) and P = prod(out):
 - ``conv_transpose(x, w, b)`` = ``col2im(w^T @ x)`` + b: the same two members of the
   family the other way round, so its VJPs are a convolution (input) and a correlation
   (weight).
-- ``max_pool`` = ``take_along(im2col(x, fill=lowest), argmax)``: the whole gradient of a
-  window goes to its first maximum, as in torch; ``avg_pool`` = the sum over the kernel
+- ``max_pool`` = ``window_max(im2col(x, fill=lowest))``, whose VJP puts g at the window's
+  first maximum (``put_along`` at the selector ``window_argmax``), as torch does; ``avg_pool`` = the sum over the kernel
   axes of ``im2col(x)`` times a constant divisor.
 
 The public functions check their arguments first and raise an error naming the operation
@@ -242,6 +242,14 @@ put_along_p = Primitive(
 # The first maximum along ``axis``, kept as a length-1 axis (NaN wins, as in torch).
 window_argmax_p = Primitive("window_argmax", lambda x, axis: np.argmax(x, axis=axis, keepdims=True),
                             differentiable=False)
+# The largest element along ``axis`` (kept, length 1). NOTE: its whole gradient goes to the
+# first maximum, the element torch's max_pool picks; the selector finds it in the rules only,
+# so a forward pass without gradients is one reduction.
+window_max_p = Primitive(
+    "window_max", lambda x, axis: np.max(x, axis=axis, keepdims=True),
+    vjp=(lambda g, out, x, axis: put_along_p(g, window_argmax_p(x, axis=axis), axis=axis,
+                                             size=x.shape[axis], assign=False),),
+    jvp=(lambda t, out, x, axis: take_along_p(t, window_argmax_p(x, axis=axis), axis=axis),))
 # Flat input positions (torch's ``return_indices``) of the window elements chosen by ``index``.
 window_position_p = Primitive(
     "window_position", lambda index, table: np.take_along_axis(
@@ -551,10 +559,10 @@ def _max_pool(d: int, op: str, x: Any, kernel_size: Any, stride: Any, padding: A
     cols = reshape_p(cols, shape=(n, c, k, p))
     # NOTE: the whole gradient of a window goes to its first maximum (in window order), the
     # element torch's max_pool picks; an element in two overlapping windows gets from each.
-    index = window_argmax_p(cols, axis=2)
-    out = _unbatch(reshape_p(take_along_p(cols, index, axis=2), shape=(n, c) + outs), batched)
+    out = _unbatch(reshape_p(window_max_p(cols, axis=2), shape=(n, c) + outs), batched)
     if not return_indices:
         return out
+    index = window_argmax_p(cols, axis=2)
     table = _input_positions(x.shape[2:], kernel, stride, pads, dilation)
     where = reshape_p(window_position_p(index, table=table), shape=(n, c) + outs)
     return out, _unbatch(where, batched)
@@ -820,10 +828,10 @@ def _adaptive_max(d: int, op: str, x: Any, output_size: Any, return_indices: boo
     kernel, k, p = positions.shape[:d], math.prod(positions.shape[:d]), math.prod(outs)
     table = positions.reshape(k, p)
     cols = getitem_p(reshape_p(x, shape=(n, c, -1)), index=(slice(None), slice(None), table), basic=False)
-    index = window_argmax_p(cols, axis=2)
-    out = _unbatch(reshape_p(take_along_p(cols, index, axis=2), shape=(n, c) + outs), batched)
+    out = _unbatch(reshape_p(window_max_p(cols, axis=2), shape=(n, c) + outs), batched)
     if not return_indices:
         return out
+    index = window_argmax_p(cols, axis=2)
     where = reshape_p(window_position_p(index, table=table), shape=(n, c) + outs)
     return out, _unbatch(where, batched)
 
