@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import autograd, ops
+from . import autograd, inplace, ops
 from ._tensor import Tensor
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
@@ -124,6 +124,30 @@ class _Methods:
                  create_graph: bool = False) -> None:
         """Accumulate d(self)/d(leaf) into ``.grad`` of every leaf that requires grad."""
         autograd.backward(self, gradient, retain_graph, create_graph)
+
+    # ------------------------------------------------------------ in-place (branch `inplace`)
+    # Each goes through inplace.write (checks, the write, the version, the rebase).
+    def add_(self, other, *, alpha=1) -> Tensor: return inplace.add_(self, other, alpha=alpha)
+    def sub_(self, other, *, alpha=1) -> Tensor: return inplace.sub_(self, other, alpha=alpha)
+    def mul_(self, other) -> Tensor: return inplace.mul_(self, other)
+    def div_(self, other) -> Tensor: return inplace.div_(self, other)
+    def pow_(self, exponent) -> Tensor: return inplace.pow_(self, exponent)
+    def neg_(self) -> Tensor: return inplace.neg_(self)
+    def exp_(self) -> Tensor: return inplace.exp_(self)
+    def clamp_(self, min=None, max=None) -> Tensor: return inplace.clamp_(self, min, max)  # noqa: A002
+    def zero_(self) -> Tensor: return inplace.zero_(self)
+    def fill_(self, value) -> Tensor: return inplace.fill_(self, value)
+    def copy_(self, src, non_blocking=False) -> Tensor: return inplace.copy_(self, src)
+    def uniform_(self, a=0.0, b=1.0, *, generator=None) -> Tensor:
+        return inplace.uniform_(self, a, b, generator=generator)
+    def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
+        return inplace.normal_(self, mean, std, generator=generator)
+    def __setitem__(self, index, value) -> None: inplace.setitem(self, index, value)
+    def __iadd__(self, other): return inplace.add_(self, other)
+    def __isub__(self, other): return inplace.sub_(self, other)
+    def __imul__(self, other): return inplace.mul_(self, other)
+    def __itruediv__(self, other): return inplace.div_(self, other)
+    def __imatmul__(self, other): return inplace.imatmul(self, other)
 
     # ------------------------------------------------------------ NumPy's functions
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
