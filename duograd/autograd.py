@@ -415,6 +415,7 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
     """
     deps: dict[Tensor, int] = {}
     stack = []
+    rebased = bool(_REBASED)  # a tensor was rebased by an in-place write: follow the old nodes
     for r in roots:
         if r not in deps:
             deps[r] = 0
@@ -426,7 +427,7 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
             if node._op is not None:
                 raise _released(node)
             continue
-        if node._stamp != _writes:  # written in place since: the inputs as recorded
+        if rebased and node._stamp != _writes:  # the inputs as they were when recorded
             inputs = _recorded_inputs(node)
         for x in inputs:
             if x.requires_grad:
@@ -443,7 +444,7 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
         order.append(node)
         inputs = node._inputs
         if inputs is not None:
-            if node._stamp != _writes:
+            if rebased and node._stamp != _writes:
                 inputs = _recorded_inputs(node)
             for x in inputs:
                 if x.requires_grad:
@@ -743,19 +744,20 @@ def _as_recorded(node: Tensor, inputs: tuple) -> tuple[tuple, Tensor, list]:
     edges = tuple([_at(x, s) for x in inputs])
     args = list(edges)
     for i, x in enumerate(edges):
-        rec = _writes_of(x._data)
-        if rec is None:
-            continue
         if x._op is not None:
+            rec = _writes_of(x._data)
             upper = min(s, _SUPERSEDED.get(id(x), s + 1) - 1)
-            if rec.rebased_between(x._stamp, upper):
+            if rec is not None and rec.rebased_between(x._stamp, upper):
                 raise RuntimeError(
                     f"backward: input {i} of '{node._op.name}' (shape {x.shape}), the output of "
                     f"'{x._op.name}', was modified in place through a view or through its base "
                     "after it was computed; duograd does not carry such a write over to the other "
                     "tensors sharing the memory. Write to the tensor itself, or clone() the view "
                     "first")
-        if rec.since(s):
+        # the memory the node read (a stand-in holding a copy of an old value reads its copy
+        # only for the in-place op that made it; the tensor itself for everyone else)
+        rec = _writes_of(inputs[i]._data)
+        if rec is not None and rec.since(s):
             args[i] = _stale(x, node, f"input {i}", rec.version, rec.version_at(s))
     out = node
     rec = _writes_of(node._data)

@@ -65,13 +65,16 @@ setitem_p = Primitive("setitem", _setitem_fwd,
                       jvp=LINEAR)
 
 
-def write(t: Any, op: Any, *operands: Any, name: str, **kw: Any) -> Tensor:
+def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: Any) -> Tensor:
     """THE in-place write: ``t``'s values become ``op(t, *operands, **kw)``; returns ``t``.
 
     Every in-place method, augmented assignment and ``__setitem__`` comes here (the
     optimizers write with NumPy and call ``autograd.bump``), so this is the one place that
     checks, records, writes, counts the version and rebases. ``op`` is a primitive or a
     function of primitives; ``t`` is passed to it as a stand-in that holds its current node.
+    ``keep``: ``op``'s VJP rules read ``t``'s value before the write (mul_ when the other
+    factor requires grad, pow_, clamp_), so the stand-in keeps a copy of it, as torch saves
+    the original.
     """
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
@@ -85,9 +88,11 @@ def write(t: Any, op: Any, *operands: Any, name: str, **kw: Any) -> Tensor:
                            "view, where several elements share one memory location, or a "
                            "read-only array); clone() it first")
     src = t
+    if keep and not (t.requires_grad or any(_requires(o) for o in operands)):
+        keep = False  # nothing will be recorded: no old value to keep
     if recording:  # t's value before the write, holding t's node (t itself gets a new one)
         src = _new(Tensor)
-        src._data, src._grad, src._tangent = t._data, None, t._tangent
+        src._data, src._grad, src._tangent = t._data.copy() if keep else t._data, None, t._tangent
         src.requires_grad, src._op, src._inputs, src._kw = t.requires_grad, t._op, t._inputs, t._kw
         if t._op is not None:
             src._stamp = t._stamp
@@ -106,7 +111,7 @@ def write(t: Any, op: Any, *operands: Any, name: str, **kw: Any) -> Tensor:
         _state._capture.read_value(f"{name} (an in-place write)")
     # Another holder of the array (a view's .base, a view of it) means other tensors may
     # share the memory: t's own reference, src's, getrefcount's argument are the expected ones.
-    alias = t._data.base is not None or sys.getrefcount(t._data) > 2 + (src is not t)
+    alias = t._data.base is not None or sys.getrefcount(t._data) > 2 + (src._data is t._data)
     np.copyto(t._data, new._data, casting="same_kind")
     w = bump(t)
     if new.requires_grad:
@@ -132,8 +137,12 @@ def sub_(t: Tensor, other: Any, *, alpha: Any = 1) -> Tensor:
     return write(t, ops.sub_p, _scaled(other, alpha), name="sub_")
 
 
+def _requires(x: Any) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
 def mul_(t: Tensor, other: Any) -> Tensor:
-    return write(t, ops.mul_p, other, name="mul_")
+    return write(t, ops.mul_p, other, name="mul_", keep=_requires(other))
 
 
 def div_(t: Tensor, other: Any) -> Tensor:
@@ -141,7 +150,7 @@ def div_(t: Tensor, other: Any) -> Tensor:
 
 
 def pow_(t: Tensor, exponent: Any) -> Tensor:
-    return write(t, ops.pow_p, exponent, name="pow_")
+    return write(t, ops.pow_p, exponent, name="pow_", keep=True)
 
 
 def neg_(t: Tensor) -> Tensor:
@@ -155,7 +164,7 @@ def exp_(t: Tensor) -> Tensor:
 def clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 (torch's names)
     if min is None and max is None:
         raise RuntimeError("clamp_: At least one of 'min' or 'max' must not be None")
-    return write(t, ops.clip, min, max, name="clamp_")
+    return write(t, ops.clip, min, max, name="clamp_", keep=True)
 
 
 def zero_(t: Tensor) -> Tensor:
@@ -232,4 +241,4 @@ def imatmul(t: Tensor, other: Any) -> Any:
             and all(a in (1, b) for a, b in zip(shape[-3::-1], t.shape[-3::-1])))
     if not fits:
         return NotImplemented
-    return write(t, ops.matmul_p, other, name="__imatmul__")
+    return write(t, ops.matmul_p, other, name="__imatmul__", keep=_requires(other))
