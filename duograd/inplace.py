@@ -97,7 +97,10 @@ def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: 
         if t._op is not None:
             src._stamp = t._stamp
         operands = tuple(src if o is t else o for o in operands)
-    new = op(src, *operands, **kw)
+    try:
+        new = op(src, *operands, **kw)
+    except ValueError as e:  # shapes that do not broadcast: torch's class for it
+        raise RuntimeError(f"{name}: {e}") from None
     if new.shape != t.shape:
         raise RuntimeError(f"{name}: output with shape {list(t.shape)} doesn't match the "
                            f"broadcast shape {list(new.shape)}")
