@@ -145,36 +145,44 @@ def _requires(x: Any) -> bool:
 
 
 def mul_(t: Tensor, other: Any) -> Tensor:
+    """``t *= other`` in place; returns ``t``."""
     return write(t, ops.mul_p, other, name="mul_", keep=_requires(other))
 
 
 def div_(t: Tensor, other: Any) -> Tensor:
+    """``t /= other`` in place; returns ``t``."""
     return write(t, ops.div_p, other, name="div_")
 
 
 def pow_(t: Tensor, exponent: Any) -> Tensor:
+    """``t = t ** exponent`` in place; returns ``t``."""
     return write(t, ops.pow_p, exponent, name="pow_", keep=True)
 
 
 def neg_(t: Tensor) -> Tensor:
+    """``t = -t`` in place; returns ``t``."""
     return write(t, ops.neg_p, name="neg_")
 
 
 def exp_(t: Tensor) -> Tensor:
+    """``t = exp(t)`` in place; returns ``t``."""
     return write(t, ops.exp_p, name="exp_")
 
 
 def clamp_(t: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 (torch's names)
+    """``t`` limited to [min, max] in place (the gradient passes where min <= t <= max)."""
     if min is None and max is None:
         raise RuntimeError("clamp_: At least one of 'min' or 'max' must not be None")
     return write(t, ops.clip, min, max, name="clamp_", keep=True)
 
 
 def zero_(t: Tensor) -> Tensor:
+    """Zeros written into ``t``; returns ``t`` (no gradient reaches its old value)."""
     return write(t, assign_p, 0.0, name="zero_")
 
 
 def fill_(t: Tensor, value: Any) -> Tensor:
+    """``value`` (a number or a 0-d Tensor, differentiable) written everywhere in ``t``."""
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_: only supports 0-dimension value tensor but got tensor with "
                            f"{value.ndim} dimensions")
@@ -182,6 +190,8 @@ def fill_(t: Tensor, value: Any) -> Tensor:
 
 
 def copy_(t: Tensor, src: Any, non_blocking: bool = False) -> Tensor:
+    """``src`` (broadcast to ``t``'s shape, cast to its dtype) written into ``t``;
+    differentiable with respect to ``src``."""
     shape = np.shape(src._data if isinstance(src, Tensor) else src)
     try:
         ok = np.broadcast_shapes(shape, t.shape) == t.shape
