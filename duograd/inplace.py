@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd, ops
+from . import ops
 from ._tensor import Tensor, _draw, _new
 from . import _context as _ctx
 from .random import as_rng
