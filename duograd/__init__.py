@@ -10,10 +10,12 @@ level is the tensor engine (NumPy arrays, hand-written vector-Jacobian products)
 array([2., 4.])
 """
 
-from ._tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
+from ._tensor import (Size, Tensor, arange, from_numpy, linspace, ones, ones_like, randn, tensor, zeros,
                      zeros_like)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,  # noqa: A001
+from .shapes import DimError, ShapeError
+from .ops import (amax, amin, clamp, flatten, power as pow, std)  # noqa: A001  (torch's signatures)
+from .ops import (absolute as abs, max, min, argmax, argmin, broadcast_to, clip,  # noqa: A001
                   concatenate, cos, cumsum, exp, log, log_softmax, logsumexp, matmul, maximum, mean,
                   minimum, relu, reshape, sigmoid, sin, softmax, softplus, sqrt, squeeze, stack, sum,
                   tanh, transpose, unsqueeze, var, where)
@@ -35,6 +37,7 @@ __all__ = [
     "sum", "mean", "var", "max", "min", "logsumexp", "softmax", "log_softmax", "cumsum",
     "argmax", "argmin", "reshape", "transpose", "broadcast_to", "squeeze", "unsqueeze",
     "conv2d", "max_pool2d", "avg_pool2d",
+    "Size", "amax", "amin", "std", "clamp", "flatten", "pow", "ShapeError", "DimError",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "viz",
     "compile", "Compiled",
