@@ -381,7 +381,7 @@ def _dims(op: str, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> tuple[An
     """PyTorch's ``dim``/``keepdim`` (primary) or NumPy's ``axis``/``keepdims`` (accepted)."""
     if axis is not None:
         if dim is not None:
-            raise TypeError(f"{op}: give dim or axis, not both")
+            raise TypeError(f"{op}: give axis or dim, not both")
         dim = axis
     if keepdims is not None:
         keepdim = keepdims
@@ -391,7 +391,7 @@ def _dims(op: str, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> tuple[An
 def _one_axis(x: Tensor, axis: Any, op: str) -> int:
     """One dim as a non-negative int (0 for a 0-d tensor, which accepts 0 and -1)."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"{op}: dim must be one int, got {axis!r}")
+        raise TypeError(f"{op}: dim (axis) must be one int, got {axis!r}")
     axes = normalize_axes(axis, x.ndim, op, x.shape)
     return axes[0] if axes else 0
 
@@ -691,7 +691,7 @@ def softmax(x: Any, dim: int | None = None, *, axis: int | None = None) -> Tenso
 
 def _one_int(dim: Any, op: str) -> int:
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"{op}: dim must be one int, got {dim!r}")
+        raise TypeError(f"{op}: dim (axis) must be one int, got {dim!r}")
     return int(dim)
 
 
@@ -881,7 +881,7 @@ def unsqueeze(x: Tensor, dim: int | None = None, *, axis: int | None = None) -> 
     dim, _ = _dims("unsqueeze", dim, False, axis, None)
     nd = x.ndim + 1
     if dim is None or not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"unsqueeze: dim must be one int, got {dim!r}")
+        raise TypeError(f"unsqueeze: dim (axis) must be one int, got {dim!r}")
     if not -nd <= dim < nd:
         raise DimError(f"unsqueeze: dim {dim} is out of range for a result of {nd} "
                        f"dims (input shape {x.shape}; expected a dim in [{-nd}, {nd - 1}])")

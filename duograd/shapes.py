@@ -103,7 +103,7 @@ def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
     for a in axes:
         # NumPy integers count as ints (an axis often comes from np.argmax); bools do not.
         if isinstance(a, bool) or not hasattr(a, "__index__"):
-            raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
+            raise TypeError(f"{op}: dim (axis) must be an int or a tuple of ints, got {axis!r}")
         a = operator.index(a)
         lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
         if not lo <= a <= hi:

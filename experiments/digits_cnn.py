@@ -41,7 +41,7 @@ def build_cnn(rng: Any = None) -> nn.Sequential:
     """The digits CNN; one ``rng`` (a seed or a Generator) draws every layer's weights in order.
 
     >>> net = build_cnn(0)
-    >>> sum(p.size for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
+    >>> sum(p.numel() for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
     (6090, (2, 10))
     """
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -123,8 +123,8 @@ def train_seed(seed: int, size: str) -> dict[str, Any]:
     mlp = nn.MLP(64, digits.HIDDEN, rng=rng)
     mlp_run = train(mlp, (Xtr, Xte, ytr, yte), rng, MLP_EPOCHS[size], digits.LR, digits.BATCH)
     return {"cnn": cnn_run, "mlp": mlp_run, "filters": cnn[0].weight.numpy().copy(),
-            "n_cnn": sum(p.size for p in cnn.parameters()),
-            "n_mlp": sum(p.size for p in mlp.parameters())}
+            "n_cnn": sum(p.numel() for p in cnn.parameters()),
+            "n_mlp": sum(p.numel() for p in mlp.parameters())}
 
 
 def _summary(runs: list[dict]) -> dict[str, Any]:

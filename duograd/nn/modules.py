@@ -21,6 +21,8 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from ..conv import avg_pool2d, conv2d, max_pool2d
+from ..ops import _mT
+from ..shapes import ShapeError
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from . import functional as F
 
@@ -163,7 +165,7 @@ class Module:
         """Every parameter, in the order of ``named_parameters``.
 
         >>> from duograd import nn
-        >>> sum(p.size for p in nn.MLP(2, [64, 64, 2], rng=0).parameters())
+        >>> sum(p.numel() for p in nn.MLP(2, [64, 64, 2], rng=0).parameters())
         4482
         """
         return [p for _, p in self.named_parameters()]
@@ -188,17 +190,16 @@ class Module:
 
         >>> from duograd import nn
         >>> {k: v.shape for k, v in nn.Linear(2, 3, rng=0).state_dict().items()}
-        {'weight': (2, 3), 'bias': (3,)}
+        {'weight': (3, 2), 'bias': (3,)}
         """
         return OrderedDict((name, p.data.copy()) for name, p in self.named_parameters())
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
         """Copy arrays from ``state_dict`` into the parameters of the same names.
 
-        The arrays must be in duograd's own layout, as ``state_dict()`` writes them: a
-        ``Linear`` weight is (in, out). A PyTorch ``state_dict()`` keeps ``Linear`` weights
-        as (out, in); load it with ``nn.utils.load_torch_state_dict``, which transposes
-        them (a square weight would otherwise load transposed without an error).
+        The layouts are PyTorch's (a ``Linear`` weight is (out_features, in_features)), so a
+        torch model's ``state_dict()`` loads directly: its values may be torch Tensors,
+        duograd Tensors or arrays.
 
         Every key must match a parameter and every parameter must get a value of its
         own shape; values are cast to the parameter's dtype. Everything is checked
@@ -220,7 +221,11 @@ class Module:
                 continue
             value = state_dict[name]
             try:
-                arr = np.array(value.data if isinstance(value, Tensor) else value, dtype=p.dtype)
+                if isinstance(value, Tensor):
+                    value = value.data
+                elif hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
+                    value = value.detach().cpu().numpy()  # a torch.Tensor, without importing torch
+                arr = np.array(value, dtype=p.dtype)
             except (TypeError, ValueError) as e:
                 problems.append(f"'{name}': cannot read the value as an array ({e})")
                 continue
@@ -287,44 +292,44 @@ class Module:
 
 
 class Linear(Module):
-    """``x @ weight + bias``, with ``weight`` of shape (nin, nout) and ``bias`` of shape
-    (nout,) or None.
+    """``x @ weight.T + bias``, as ``torch.nn.Linear``: ``weight`` of shape
+    (out_features, in_features) and ``bias`` of shape (out_features,) or None.
 
-    The weight is the transpose of ``torch.nn.Linear``'s (out, in) weight;
-    ``nn.utils.load_torch_state_dict`` and ``nn.utils.torch_state_dict`` convert.
-
-    Both are drawn uniformly from [-1/sqrt(nin), 1/sqrt(nin)], weight first, as PyTorch's
-    default initialisation; ``rng`` (a ``numpy.random.Generator`` or an int seed) makes
-    them reproducible.
+    PyTorch's layout and default initialisation: both drawn uniformly from
+    [-1/sqrt(in_features), 1/sqrt(in_features)] (kaiming_uniform with a=sqrt(5) for the
+    weight), weight first; ``rng`` (a ``numpy.random.Generator`` or an int seed) makes them
+    reproducible. A torch ``state_dict()`` loads as it is.
 
     >>> import duograd as dg
     >>> from duograd import nn
-    >>> layer = nn.Linear(3, 2, rng=0)
-    >>> layer(dg.ones((5, 3))).shape
-    (5, 2)
+    >>> layer = nn.Linear(in_features=3, out_features=2, rng=0)
+    >>> layer.weight.shape, layer(dg.ones((5, 3))).shape
+    ((2, 3), (5, 2))
     """
 
-    def __init__(self, nin: int, nout: int, bias: bool = True, rng: Any = None) -> None:
-        for name, n in (("nin", nin), ("nout", nout)):
-            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
-        self.nin, self.nout = int(nin), int(nout)
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, rng: Any = None) -> None:
+        for name, n in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+                raise ValueError(f"Linear: {name} must be a non-negative int, got {n!r}")
+        self.in_features, self.out_features = int(in_features), int(out_features)
         gen = _as_rng(rng)
-        bound = 1.0 / np.sqrt(self.nin)
-        self.weight = Tensor(gen.uniform(-bound, bound, (self.nin, self.nout)), requires_grad=True)
-        self.bias = (Tensor(gen.uniform(-bound, bound, self.nout), requires_grad=True)
+        bound = 1.0 / np.sqrt(self.in_features) if self.in_features else 0.0
+        self.weight = Tensor(gen.uniform(-bound, bound, (self.out_features, self.in_features)),
+                             requires_grad=True)
+        self.bias = (Tensor(gen.uniform(-bound, bound, self.out_features), requires_grad=True)
                      if bias else None)
 
     def forward(self, x: Any) -> Tensor:
         x = _as_tensor(x)
-        if x.ndim == 0 or x.shape[-1] != self.nin:
-            raise ValueError(f"Linear: expected input with last dimension {self.nin}, "
-                             f"got shape {x.shape}")
-        out = x @ self.weight
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ShapeError(f"Linear: expected input with last dimension {self.in_features}, "
+                             f"got shape {x.shape} (weight of shape {self.weight.shape})")
+        out = x @ _mT(self.weight)  # a transposed view: no copy
         return out if self.bias is None else out + self.bias
 
     def _extra_repr(self) -> str:
-        return f"{self.nin}, {self.nout}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
 
 
 class ReLU(Module):
@@ -498,7 +503,7 @@ class MLP(Module):
     >>> import duograd as dg
     >>> from duograd import nn
     >>> net = nn.MLP(64, [64, 32, 10], rng=0)
-    >>> sum(p.size for p in net.parameters())
+    >>> sum(p.numel() for p in net.parameters())
     6570
     >>> net(dg.ones((8, 64))).shape
     (8, 10)
@@ -525,7 +530,7 @@ class MLP(Module):
         return last(x)
 
     def __repr__(self) -> str:
-        sizes = [self.layers[0].nin] + [layer.nout for layer in self.layers]
+        sizes = [self.layers[0].in_features] + [layer.out_features for layer in self.layers]
         return f"MLP({' -> '.join(map(str, sizes))}, activation={self.activation!r})"
 
 

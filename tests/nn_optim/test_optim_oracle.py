@@ -1,8 +1,8 @@
 """PyTorch as the oracle for nn, losses, optimizers and schedules.
 
-Both libraries start from identical float64 weights (ours is x @ W with W of shape
-(nin, nout); torch.nn.Linear stores W^T, so weights are transposed when copied) and
-run the same loss, so trajectories can be compared step by step.
+Both libraries start from identical float64 weights (both store a Linear weight as
+(out_features, in_features) and compute x @ W.T + b, so weights are copied as they are)
+and run the same loss, so trajectories can be compared step by step.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def torch_copy(torch, net: nn.MLP):
     act = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[net.activation]
     layers = []
     for i, lin in enumerate(net.layers):
-        tl = torch.nn.Linear(lin.nin, lin.nout, dtype=torch.float64)
+        tl = torch.nn.Linear(lin.in_features, lin.out_features, dtype=torch.float64)
         with torch.no_grad():
-            tl.weight.copy_(torch.from_numpy(lin.weight.data.T.copy()))
+            tl.weight.copy_(torch.from_numpy(lin.weight.data.copy()))
             tl.bias.copy_(torch.from_numpy(lin.bias.data.copy()))
         layers.append(tl)
         if i < len(net.layers) - 1:
@@ -41,9 +41,8 @@ def torch_copy(torch, net: nn.MLP):
 
 
 def as_ours(torch_param) -> np.ndarray:
-    """A torch parameter in our layout (Linear weights transposed back)."""
-    a = torch_param.detach().numpy()
-    return a.T if a.ndim == 2 else a
+    """A torch parameter as a NumPy array (the layouts are the same)."""
+    return torch_param.detach().numpy()
 
 
 def data(seed: int = 0, n: int = 16, nin: int = 3, classes: int = 3):
