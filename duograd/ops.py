@@ -270,6 +270,11 @@ concatenate_p = Variadic("concatenate", lambda *xs, axis: np.concatenate(xs, axi
 clone_p = Primitive("clone", np.copy, vjp=(lambda g, out, x: g,), jvp=LINEAR)
 onehot_p = _selector("onehot", lambda i, axis, n: np.arange(n).reshape(
     (n,) + (1,) * (i.ndim - 1 - axis)) == i)
+# std's square root: NOTE its gradient is 0 where the result is 0 (a constant input), as
+# torch's std_backward masks it, not 0 * inf = nan.
+std_sqrt_p = Primitive("std_sqrt", np.sqrt,
+                       vjp=(lambda g, out, x: where_p(equal_p(out, 0.0), 0.0, g / (out * 2)),),
+                       jvp=ELEMENTWISE)
 
 # ====================================================================== matmul
 
@@ -476,7 +481,7 @@ def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool 
     >>> float(dg.std(dg.tensor([1.0, 3.0]), correction=0))
     1.0
     """
-    return sqrt_p(var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims))
+    return std_sqrt_p(var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims))
 
 
 def _np_var(a: Tensor, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
@@ -491,7 +496,7 @@ def _np_var(a: Tensor, axis: Any = None, dtype: Any = None, out: Any = None, ddo
 def _np_std(a: Tensor, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
             keepdims: bool = False, **kw: Any) -> Tensor:
     """``numpy.std`` on a Tensor: NumPy's meaning (ddof=0 by default)."""
-    return sqrt_p(_np_var(a, axis, dtype, out, ddof, keepdims, **kw))
+    return std_sqrt_p(_np_var(a, axis, dtype, out, ddof, keepdims, **kw))
 
 
 def _extreme(name: str, prim: Primitive, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
@@ -762,7 +767,10 @@ def reverse_dims(x: Tensor) -> Tensor:
 
 
 def matrix_transpose(x: Tensor) -> Tensor:
-    """The last two dims swapped (``Tensor.mT``); needs at least 2 dims, as torch."""
+    """The last two dims swapped (``Tensor.mT``); a 1-D tensor raises, as torch (a 0-d one
+    is left as it is, torch's deprecated identity)."""
+    if x.ndim == 0:
+        return identity_p(x)
     if x.ndim < 2:
         raise ShapeError(f"mT: only matrices or batches of matrices can be transposed; got "
                          f"shape {x.shape}")

@@ -5,7 +5,13 @@ RuntimeError, which duograd's ShapeError is too)."""
 
 from __future__ import annotations
 
+import numpy as np
 from conformance import F, S, row
+
+
+def _f32(m):
+    """float32 of ``m`` (duograd's equals NumPy's; until dg.float32 exists, NumPy's)."""
+    return getattr(m, "float32", np.float32)
 
 # ---------------------------------------------------------------- size, numel, dim
 
@@ -25,7 +31,7 @@ row("Tensor.reshape", lambda m, x, *s: x.reshape(*s), _VIEWS, errors=_BAD_VIEWS)
 row("dg.reshape", lambda m, x, s: m.reshape(x, s),
     [S(F(3, 4), (2, 6)), S(F(3, 4), (-1,)), S(F(), ())], errors=[S(F(3, 4), (5, 2))])
 row("Tensor.permute", lambda m, x, *d: x.permute(*d),
-    [S(F(2, 3, 4), 2, 0, 1), S(F(2, 3, 4), (1, -1, 0)), S(F(3, 4), 1, 0), S(F()), S(F(0, 3), 1, 0)],
+    [S(F(2, 3, 4), 2, 0, 1), S(F(2, 3, 4), (1, -1, 0)), S(F(3, 4), 1, 0), S(F(), ()), S(F(0, 3), 1, 0)],
     errors=[S(F(2, 3, 4), 0, 0, 1), S(F(2, 3, 4), 0, 1), S(F(2, 3, 4), 0, 1, 3)])
 
 # ---------------------------------------------------------------- transpose, T, mT
@@ -36,7 +42,7 @@ _BAD_TRANSPOSES = [S(F(3, 4), 0, 2), S(F(3, 4), -3, 0), S(F(), 0, 1)]
 row("Tensor.transpose", lambda m, x, a, b: x.transpose(a, b), _TRANSPOSES, errors=_BAD_TRANSPOSES)
 row("dg.transpose", lambda m, x, a, b: m.transpose(x, a, b), _TRANSPOSES, errors=_BAD_TRANSPOSES)
 row("Tensor.T", lambda m, x: x.T, [F(3, 4), F(5), F(), F(0, 3)])
-row("Tensor.mT", lambda m, x: x.mT, [F(3, 4), F(2, 3, 4), F(0, 3)], errors=[S(F(5)), S(F())])
+row("Tensor.mT", lambda m, x: x.mT, [F(3, 4), F(2, 3, 4), F(0, 3)], errors=[S(F(5))])
 
 # ---------------------------------------------------------------- expand, repeat, broadcast_to
 
@@ -113,9 +119,9 @@ _SUMS = [S(F(3, 4)), S(F(3, 4), 0), S(F(3, 4), -1, True), S(F(2, 3, 4), (0, 2)),
          S(F()), S(F(), 0), S(F(), -1, keepdim=True), S(F(3, 4), dim=1, keepdim=True)]
 _BAD_DIMS = [S(F(3, 4), 2), S(F(3, 4), -3), S(F(), 1), S(F(3, 4), (0, 0))]
 row("dg.sum", lambda m, x, *a, **k: m.sum(x, *a, **k), _SUMS, errors=_BAD_DIMS)
-row("Tensor.sum[dtype]", lambda m, x: x.sum(0, dtype=m.float32), [F(3, 4)])
+row("Tensor.sum[dtype]", lambda m, x: x.sum(0, dtype=_f32(m)), [F(3, 4)])
 row("dg.mean", lambda m, x, *a, **k: m.mean(x, *a, **k), _SUMS[:5] + _SUMS[5:], errors=_BAD_DIMS)
-row("Tensor.mean[dtype]", lambda m, x: x.mean(dtype=m.float32), [F(3, 4)])
+row("Tensor.mean[dtype]", lambda m, x: x.mean(dtype=_f32(m)), [F(3, 4)])
 row("Tensor.sum[0-d, empty]", lambda m, x, *a, **k: x.sum(*a, **k), _SUMS[4:], errors=_BAD_DIMS)
 
 _VARS = [S(F(3, 4)), S(F(3, 4), 0), S(F(3, 4), 1, keepdim=True), S(F(3, 4), (0, 1)),
@@ -172,3 +178,21 @@ for _n in ("softmax", "log_softmax"):
 _CUMS = [S(F(3, 4), 1), S(F(3, 4), -2), S(F(), 0), S(F(), -1), S(F(0, 3), 0)]
 row("Tensor.cumsum", lambda m, x, d: x.cumsum(d), _CUMS, errors=_BAD_DIMS[:3])
 row("dg.cumsum", lambda m, x, d: m.cumsum(x, d), _CUMS[:3], errors=_BAD_DIMS[:1])
+
+# ---------------------------------------------------------------- nn.Linear in torch's layout
+
+
+def _linear(m, x, w, b):
+    """duograd's Linear with the sample's (out, in) weight and bias as its parameters."""
+    layer = m.nn.Linear(w.shape[1], w.shape[0], bias=b is not None)
+    layer.weight, layer.bias = w, b
+    return layer(x)
+
+
+row("nn.Linear", _linear,
+    [S(F(5, 3), F(2, 3), F(2)), S(F(3), F(4, 3), F(4)), S(F(2, 5, 3), F(4, 3), None),
+     S(F(0, 3), F(2, 3), F(2)), S(F(4, 4), F(4, 4), F(4))],
+    torch_fn=lambda m, x, w, b: m.nn.functional.linear(x, w, b),
+    errors=[S(F(5, 4), F(2, 3), F(2))])
+row("nn.Linear[layout]", lambda m: tuple(m.nn.Linear(in_features=3, out_features=2).weight.shape),
+    [S()], grad=False, float32=False)
