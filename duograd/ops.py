@@ -316,6 +316,23 @@ def _matmul_fwd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 matmul_p = Primitive("matmul", _matmul_fwd, vjp=(_matmul_gx, _matmul_gy),
                      jvp=(lambda t, out, x, y: t @ y, lambda t, out, x, y: x @ t))
 
+# nn.Linear's product in torch's layout, x @ w.T with w of shape (out, in), as one primitive
+# (torch.nn.functional.linear): the weight's gradient comes out (out, in) and contiguous,
+# g^T x, with no transpose nodes in the graph, so a Linear step costs no more than x @ W did.
+
+
+def _linear_gw(g: Tensor, out: Tensor, x: Tensor, w: Tensor) -> Tensor:
+    if x.ndim == 1:
+        return unsqueeze(g, -1) * x                                      # outer product
+    if x.ndim > 2:  # the batch dims folded into one: the sum over them is the product's
+        g, x = reshape_p(g, shape=(-1, g.shape[-1])), reshape_p(x, shape=(-1, x.shape[-1]))
+    return _mT(g) @ x
+
+
+linear_p = Primitive("linear", lambda x, w: _matmul_fwd(x, w.T),
+                     vjp=(lambda g, out, x, w: g @ w, _linear_gw),
+                     jvp=(lambda t, out, x, w: linear_p(t, w), lambda t, out, x, w: linear_p(x, t)))
+
 # ====================================================================== the public functions
 
 add, sub, mul, div, power, neg = add_p, sub_p, mul_p, div_p, pow_p, neg_p

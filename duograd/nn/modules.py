@@ -21,7 +21,7 @@ from typing import Any, Iterator, Mapping
 import numpy as np
 
 from ..conv import avg_pool2d, conv2d, max_pool2d
-from ..ops import _mT
+from ..ops import linear_p
 from ..shapes import ShapeError
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from . import functional as F
@@ -324,7 +324,7 @@ class Linear(Module):
         if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise ShapeError(f"Linear: expected input with last dimension {self.in_features}, "
                              f"got shape {x.shape} (weight of shape {self.weight.shape})")
-        out = x @ _mT(self.weight)  # a transposed view: no copy
+        out = linear_p(x, self.weight)  # x @ weight.T, against a transposed view (no copy)
         return out if self.bias is None else out + self.bias
 
     def _extra_repr(self) -> str:
