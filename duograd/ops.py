@@ -329,7 +329,7 @@ def _linear_gw(g: Tensor, out: Tensor, x: Tensor, w: Tensor) -> Tensor:
     return _mT(g) @ x
 
 
-linear_p = Primitive("linear", lambda x, w: _matmul_fwd(x, w.T),
+linear_p = Primitive("linear", lambda x, w: np.matmul(x, w.T),  # NumPy's errors name the shapes
                      vjp=(lambda g, out, x, w: g @ w, _linear_gw),
                      jvp=(lambda t, out, x, w: linear_p(t, w), lambda t, out, x, w: linear_p(x, t)))
 
