@@ -191,7 +191,7 @@ def torch_against_itself(torch, torch_cls, kw, steps=50) -> float:
             o.zero_grad()
             torch.nn.functional.cross_entropy(m(tx), tt).backward()
             o.step()
-        drift = max(drift, max(float((p - q).abs().max()) for p, q in zip(a.parameters(), b.parameters())))
+        drift = max(drift, max(float((p - q).detach().abs().max()) for p, q in zip(a.parameters(), b.parameters())))
     return drift
 
 
