@@ -3,7 +3,7 @@ benchmark times (benchmarks/run.py), defined here, below both, so that the bench
 does not import the experiments.
 
 >>> net = build_cnn(0)
->>> sum(p.size for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
+>>> sum(p.numel() for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
 (6090, (2, 10))
 """
 
@@ -25,7 +25,7 @@ def build_cnn(rng: Any = None) -> nn.Sequential:
     """The digits CNN; one ``rng`` (a seed or a Generator) draws every layer's weights in order.
 
     >>> net = build_cnn(0)
-    >>> sum(p.size for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
+    >>> sum(p.numel() for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
     (6090, (2, 10))
     """
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

@@ -117,7 +117,7 @@ def train_one(seed: int, epochs: int) -> dict[str, Any]:
     _, train_acc, _ = _evaluate(model, xtr, ytr)
     return {"train_accuracy": train_acc, "test_accuracy": test_acc, "test_pred": pred,
             "steps": steps, "curves": curve, "train_seconds": seconds,
-            "parameters": int(sum(p.size for p in model.parameters()))}
+            "parameters": int(sum(p.numel() for p in model.parameters()))}
 
 
 def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> dict[str, Any]:

@@ -89,8 +89,8 @@ def train_seed(seed: int, size: str) -> dict[str, Any]:
     mlp = nn.MLP(64, digits.HIDDEN, rng=rng)
     mlp_run = train(mlp, (Xtr, Xte, ytr, yte), rng, MLP_EPOCHS[size], digits.LR, digits.BATCH)
     return {"cnn": cnn_run, "mlp": mlp_run, "filters": cnn[0].weight.detach().numpy().copy(),
-            "n_cnn": sum(p.size for p in cnn.parameters()),
-            "n_mlp": sum(p.size for p in mlp.parameters())}
+            "n_cnn": sum(p.numel() for p in cnn.parameters()),
+            "n_mlp": sum(p.numel() for p in mlp.parameters())}
 
 
 def _summary(runs: list[dict]) -> dict[str, Any]:

@@ -47,16 +47,16 @@ def spiral_loss(bad: Any = None, where: str = "none") -> dg.Tensor:
     l1, l2, l3 = model.layers
     x = dg.tensor(X)
     with dg.anomaly.record_locations():
-        h = (x @ l1.weight + l1.bias).relu()
+        h = (x @ l1.weight.T + l1.bias).relu()
         if where == "square":
-            h = bad(h, l2.weight).tanh()
+            h = bad(h, l2.weight.T).tanh()
         elif where == "pair":
-            h = bad(h @ l2.weight, l2.bias * 0.5 + 1.0).tanh()
+            h = bad(h @ l2.weight.T, l2.bias * 0.5 + 1.0).tanh()
         elif where == "unary":
-            h = bad(h @ l2.weight + l2.bias)
+            h = bad(h @ l2.weight.T + l2.bias)
         else:
-            h = (h @ l2.weight + l2.bias).relu()
-        return F.cross_entropy(h @ l3.weight + l3.bias, y)
+            h = (h @ l2.weight.T + l2.bias).relu()
+        return F.cross_entropy(h @ l3.weight.T + l3.bias, y)
 
 
 def locate_nans() -> dict[str, Any]:

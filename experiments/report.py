@@ -1130,7 +1130,7 @@ CAPTIONS = {
                        "reverse-mode autodiff's error and machine epsilon times |f'(x0)|.",
     "graph_scalar.png": "The graph of tanh(a*b + c) * d after backward(): leaves a = 2, b = -3, "
                         "c = 6.8, d = -0.7; each box shows its value and gradient.",
-    "graph_tensor_layer.png": "One MLP layer's forward pass on tensors, relu(x @ W + b); each box "
+    "graph_tensor_layer.png": "One MLP layer's forward pass on tensors, relu(x @ W.T + b); each box "
                               "is a whole array.",
 }
 
