@@ -284,7 +284,7 @@ def _boundary(ax, model, noise: float, stats: dict[str, Any], grid: int, title: 
 
 def _draw(out, models, noises, stats, grid) -> str:
     fig, axes = figure(ncols=2, nrows=2, size=(11.5, 10.5))
-    titles = ("The seed's configuration", "Overlapping configuration")
+    titles = ("Standard configuration", "Overlapping configuration")
     for ax, model, noise, st, title in zip(axes[0], models, noises, stats, titles):
         _boundary(ax, model, noise, st, grid, title)
     from matplotlib.lines import Line2D
@@ -298,7 +298,8 @@ def _draw(out, models, noises, stats, grid) -> str:
            Line2D([], [], ls="", marker="^", color="0.5", markeredgecolor="k", label="test points"),
            Line2D([], [], color="k", lw=1.2, label="network's boundary (P = 0.5)"),
            Line2D([], [], color="#1a9850", lw=1.0, ls="--", label="Bayes boundary")]
-    axes[0][0].legend(handles=key, loc="lower left", fontsize=7, framealpha=0.9)
+    # The key sits above the panels, where it covers no point and no boundary.
+    fig.legend(handles=key, loc="outside upper center", ncol=3, fontsize=8, frameon=False)
     for ax, noise, st, title in zip(axes[1], noises, stats, titles):
         epochs = np.arange(1, len(st["curves"]["train_loss"]) + 1)
         for k, label in (("train_loss", "train loss"), ("test_loss", "test loss")):
