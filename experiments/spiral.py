@@ -198,8 +198,8 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     main = _summary([by_job[(s, NOISE)] for s in seeds], NOISE)
     overlap = _summary([by_job[(s, sigma_overlap)] for s in seeds], sigma_overlap)
     overlap.update(target_ceiling=OVERLAP_CEILING,
-                   chosen_by="noise_for_ceiling(OVERLAP_CEILING), rounded to 3 decimals, "
-                             "computed before any network is trained")
+                   chosen_by="solving the exact Bayes ceiling for the noise that gives it, "
+                             "rounded to 3 decimals, before any network is trained")
     sweep_rows = [_summary([by_job[(s, n)] for s in (seeds if n in headline else sweep_seeds)], n)
                   for n in levels]
     sweep = {"noise": levels, "seeds_per_level": [len(r["per_seed"]["test_accuracy"])
