@@ -204,6 +204,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         "steps": runs[0]["steps"],
         **summary,   # train/test accuracy and test errors: mean over seeds, and sd
         "per_seed": per_seed,
+        "test_pred_seed0": [int(v) for v in runs[0]["test_pred"]],
         "confusion_matrix": cm.tolist(),
         "confusion_matrix_seeds": len(seeds),
         "per_class_accuracy": to_list(per_class, 6),

@@ -141,7 +141,8 @@ def train(model: nn.Module, data: tuple, rng: np.random.Generator, epochs: int, 
             "pred": pred, "per_epoch": per_epoch, "steps": steps, "train_seconds": seconds}
 
 
-def train_seed(seed: int, size: str, settings: tuple[dict, dict] | None = None) -> dict[str, Any]:
+def train_seed(seed: int, size: str, settings: tuple[dict, dict] | None = None,
+               train_mlp: bool = True) -> dict[str, Any]:
     """The CNN and the MLP trained from ``seed`` (weights and batch order) on the fixed
     split, with the CNN's first-layer filters and both parameter counts.
 
@@ -159,9 +160,29 @@ def train_seed(seed: int, size: str, settings: tuple[dict, dict] | None = None) 
     rng = np.random.default_rng(seed)  # digits.py's recipe: weights, then the shuffles
     mlp = nn.MLP(64, list(ms["hidden"]), rng=rng)
     mlp_run = train(mlp, (Xtr, Xte, ytr, yte), rng, int(ms["epochs"]) if size != "smoke" else 1,
-                    ms["lr"], digits.BATCH, weight_decay=ms["weight_decay"])
+                    ms["lr"], digits.BATCH, weight_decay=ms["weight_decay"]) if train_mlp else None
     return {"cnn": cnn_run, "mlp": mlp_run, "filters": cnn[0].weight.detach().numpy().copy(),
             "n_cnn": n_parameters(cnn), "n_mlp": n_parameters(mlp)}
+
+
+def _digits_section(out: Any, setting: dict, seeds: tuple) -> dict[str, Any] | None:
+    """The digits stage's section of ``out/measurements.json`` when it trained ``setting``
+    from ``seeds``; None otherwise."""
+    import json
+    from pathlib import Path
+
+    path = Path(out) / "measurements.json"
+    if not (path.is_file() and path.stat().st_size):
+        return None
+    with open(path, encoding="utf-8") as f:
+        d = json.load(f).get("digits")
+    if not isinstance(d, dict) or "test_pred_seed0" not in d:
+        return None
+    same = (d.get("seeds") == list(seeds) and d.get("lr") == setting["lr"]
+            and d.get("epochs") == int(setting["epochs"])
+            and d.get("weight_decay") == setting["weight_decay"]
+            and d.get("architecture") == [64] + list(setting["hidden"]))
+    return d if same else None
 
 
 def _summary(runs: list[dict]) -> dict[str, Any]:
@@ -193,10 +214,23 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     else:
         (cs, c_src), (ms, m_src) = digits.chosen(out, "cnn"), digits.chosen(out, "mlp")
     Xtr, Xte, ytr, yte = digits.data()
+    # The MLP beside the CNN is section 2's: the same setting from the same random seeds.
+    # When the digits stage's numbers for exactly that are in measurements.json, they are
+    # read rather than trained a second time.
+    reused = None if size == "smoke" else _digits_section(out, ms, seeds)
     # One process per seed at a time (over_seeds): the numbers do not depend on how many.
-    runs = over_seeds(functools.partial(train_seed, size=size, settings=(cs, ms)), seeds,
+    runs = over_seeds(functools.partial(train_seed, size=size, settings=(cs, ms),
+                                        train_mlp=reused is None), seeds,
                       desc="digits-cnn seeds", progress=progress)
-    cnn_runs, mlp_runs = [r["cnn"] for r in runs], [r["mlp"] for r in runs]
+    cnn_runs = [r["cnn"] for r in runs]
+    if reused is None:
+        mlp_runs = [r["mlp"] for r in runs]
+    else:
+        ps = reused["per_seed"]
+        mlp_runs = [{"test_accuracy": a, "train_accuracy": b, "train_seconds": float("nan"),
+                     "steps": reused["steps"],
+                     "pred": np.array(reused["test_pred_seed0"]) if i == 0 else yte}
+                    for i, (a, b) in enumerate(zip(ps["test_accuracy"], ps["train_accuracy"]))]
     first = {"filters": runs[0]["filters"]}
     n_cnn, n_mlp = runs[0]["n_cnn"], runs[0]["n_mlp"]
 
@@ -210,7 +244,11 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
                architecture=(f"conv(1->{CHANNELS[0]}, 3x3, pad 1) - relu - maxpool 2 - "
                              f"conv({CHANNELS[0]}->{CHANNELS[1]}, 3x3, pad 1) - relu - maxpool 2 - "
                              f"flatten - dropout {cs['dropout']} - linear({4 * CHANNELS[1]}->10)"))
-    mlp.update(parameters=int(n_mlp), epochs=int(ms["epochs"]) if size != "smoke" else 1,
+    if reused is not None:
+        mlp["test_errors"] = list(reused["per_seed"]["test_errors"])
+        mlp.pop("train_seconds", None)
+        mlp.pop("step_ms", None)
+    mlp.update(from_digits_stage=reused is not None, parameters=int(n_mlp), epochs=int(ms["epochs"]) if size != "smoke" else 1,
                batch_size=digits.BATCH, lr=ms["lr"], weight_decay=ms["weight_decay"],
                setting_source=m_src, optimizer="Adam", confusion_matrix_seed0=cms[0].tolist(),
                architecture=[64] + list(ms["hidden"]))

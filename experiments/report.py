@@ -451,7 +451,9 @@ def _digits_cnn(m: dict) -> Section:
         f"; the MLP is section 2's {arch(mlp['architecture'])} "
         f"({num(mlp['parameters'])} parameters, {num(mlp['epochs'])} epochs). Each of the {n} "
         f"random seeds ({', '.join(str(k) for k in seeds)}) draws both models' initial weights "
-        f"and minibatch order; the accuracies below are after the last epoch, not the best epoch.")
+        f"and minibatch order; the accuracies below are after the last epoch, not the best epoch."
+        + (" The MLP's numbers are section 2's (the same setting from the same random seeds), "
+           "read rather than trained a second time." if mlp.get("from_digits_stage") else ""))
     s.paragraphs.extend(_setting_text(m, "cnn"))
     verdict = "met" if m["target_met"] else "missed"
     ref = m.get("reference_test_accuracy", m.get("seed_claim_test_accuracy"))
@@ -1197,6 +1199,33 @@ def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
     return "\n".join(lines)
 
 
+TIME_BEGIN, TIME_END = "<!-- time:begin -->", "<!-- time:end -->"
+
+
+def render_time_line(measurements: dict) -> str:
+    """The README's time estimate, from the stage times in measurements.json, markers included.
+
+    >>> render_time_line({"meta": {"cpu_count": 2, "stages": {"spiral": {"seconds": 60.0},
+    ...     "modes": {"seconds": 30.0}}}}).splitlines()[1].split(";")[0]
+    "The walkthrough itself took about 1.5 minutes (90 s, the sum of its stages' last times) on 2 CPU cores"
+    """
+    meta = measurements.get("meta", {}) or {}
+    stages = meta.get("stages", {}) or {}
+    main = [v.get("seconds") or 0.0 for k, v in stages.items() if k in MAIN_STAGES]
+    if not main:
+        return f"{TIME_BEGIN}\nHow long it takes: not measured yet.\n{TIME_END}"
+    total = float(sum(main))
+    text = (f"The walkthrough itself took about {total / 60:.1f} minutes ({total:.0f} s, the sum of "
+            f"its stages' last times) on {num(meta.get('cpu_count'))} CPU cores;")
+    sweep = stages.get("digits_sweep")
+    rest = (" the first `make demo` or `make test` also creates .venv and installs the packages "
+            "(minutes, depending on the network).")
+    if isinstance(sweep, dict) and sweep.get("seconds"):
+        rest += (f" The optional digits hyper-parameter sweep (`--only digits_sweep`) took "
+                 f"{sweep['seconds'] / 60:.1f} minutes more.")
+    return f"{TIME_BEGIN}\n{text}{rest}\n{TIME_END}"
+
+
 def replace_block(readme_text: str, block: str) -> str:
     """``readme_text`` with the text between the markers (inclusive) replaced by ``block``.
 
@@ -1233,6 +1262,9 @@ def update_readme(path: str | Path, measurements: dict) -> bool:
     path = Path(path)
     old = path.read_text(encoding="utf-8")
     new = replace_block(old, render_readme_block(measurements))
+    i, j = new.find(TIME_BEGIN), new.find(TIME_END)
+    if 0 <= i < j:  # the time estimate before `make demo`
+        new = new[:i] + render_time_line(measurements) + new[j + len(TIME_END):]
     if new != old:
         path.write_text(new, encoding="utf-8")
     return new != old
