@@ -1295,6 +1295,8 @@ th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top
 overflow-wrap:anywhere}
 td.num{text-align:right;overflow-wrap:normal}th{background:#f3f3f3}
 td.num span{white-space:nowrap}td.num .iqr{display:block;color:#666;font-size:.85em}
+@media (max-width:1000px){table{font-size:.8em}th,td{padding:.2em .3em}
+td.num span{white-space:normal}}
 figure{margin:1em 0}img{max-width:100%;border:1px solid #ddd}
 figcaption{color:#444;font-size:.9em;margin-top:.2em}
 .missing{color:#a00}.meta{color:#555;font-size:.9em}code{background:#f3f3f3;padding:0 .2em}
