@@ -261,7 +261,7 @@ def _draw(out, results: dict, curves: dict[str, list[list[float]]], epochs: int)
 
     handles, _ = ax_sweep.get_legend_handles_labels()
     handles.append(Line2D([], [], ls="", marker="*", ms=11, color="0.6", markeredgecolor="k",
-                          label="best learning rate (one star per seed,\nspread sideways to stay visible)"))
+                          label="best learning rate (one star per seed)"))
     if diverged:  # the marker is explained only where it is drawn
         handles.append(Line2D([], [], ls="", marker="x", ms=8, color="0.3",
                               label="diverged (at least one seed)"))
