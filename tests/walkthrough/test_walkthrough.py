@@ -186,6 +186,12 @@ def test_report_says_which_run_measured_each_section():
     assert "Measured by run B" in page
 
 
+def test_readme_images_have_distinct_alt_texts():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    alts = re.findall(r"!\[([^\]]*)\]", readme)
+    assert alts and len(alts) == len(set(alts)), alts
+
+
 def test_committed_measurements_have_every_stage():
     data = json.loads(COMMITTED.read_text(encoding="utf-8"))
     missing = [k for k in (*STAGES, "meta") if k not in data]
