@@ -363,10 +363,13 @@ def _digits(m: dict) -> Section:
         f"({num(worst['count'])} times over the {num(n_seeds)} random seeds).{compare}"
         f"{_mode_note(m)}")
     s.paragraphs.extend(_setting_text(m, "mlp"))
+    s.paragraphs.extend(_instability_text(m))
     s.headline = (f"{arch(m['architecture'])} on scikit-learn's digits, {_seeds(m)}: test "
                   f"accuracy **{pct_sd(m['test_accuracy'], m['test_accuracy_sd'], 2)}** "
                   f"({errors} of {num(m['n_test'])} wrong)"
-                  + (f"; the reference write-up's single run: {pct(ref, 2)}." if ref else "."))
+                  + (f"; the reference write-up's single run: {pct(ref, 2)}" if ref else "")
+                  + (f"; goal {pct(goal, 1)} for the mean: "
+                     f"{'met' if m['test_accuracy'] >= goal else 'missed'}." if goal else "."))
     ps = m["per_seed"]
     s.tables.append(Table(["random seed", "train accuracy", "test accuracy", "test errors"],
                           [[str(seed), pct(a, 2), pct(b, 2), num(e)] for seed, a, b, e in zip(
@@ -410,6 +413,30 @@ def _setting_text(m: dict, model: str) -> list[str]:
         text += (f" The choice lies at the largest value of the grid for {', '.join(edges)}: "
                  f"the grid does not bracket the best value there.")
     return [text]
+
+
+def _instability_text(m: dict) -> list[str]:
+    """A late rise of the mean training loss, when there is one, and the seeds it cost.
+
+    >>> _instability_text({"curves": {"train_loss": [1.0, 0.01, 0.001, 0.03]}, "seeds": [0, 1], "lr": 0.01,
+    ...     "per_seed": {"train_accuracy": [1.0, 0.97], "test_accuracy": [0.98, 0.94]}})[0][:60]
+    'The mean training loss over the random seeds is lowest at ep'
+    """
+    loss = _g(m, "curves", "train_loss") or []
+    if len(loss) < 2:
+        return []
+    k = min(range(len(loss)), key=lambda i: loss[i])
+    if loss[-1] < 3 * loss[k]:
+        return []
+    ps = m["per_seed"]
+    worst = min(range(len(ps["test_accuracy"])), key=lambda i: ps["test_accuracy"][i])
+    return [f"The mean training loss over the random seeds is lowest at epoch {k + 1} "
+            f"({sci(loss[k])}) and ends at {sci(loss[-1])}: training is not settled at the last "
+            f"epoch (Adam at a constant learning rate of {num(m['lr'])}, no schedule). Random seed "
+            f"{m['seeds'][worst]} ends with train accuracy {pct(ps['train_accuracy'][worst], 2)} and "
+            f"test accuracy {pct(ps['test_accuracy'][worst], 2)}; the validation sweep trained "
+            f"random seeds {', '.join(str(v) for v in (_g(m, '_sweep', 'mlp', 'seeds') or []))} "
+            f"only and could not see this spread."]
 
 
 def _grid_value(v: Any) -> str:
