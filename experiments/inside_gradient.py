@@ -70,7 +70,7 @@ PLANTED = {  # what is wrong -> (the primitive, where it goes)
     "wrong axis": (_p("bad_center", lambda x: x - x.mean(axis=1, keepdims=True),
                       lambda g, out, x: g - g.mean(axis=0, keepdims=True)), "unary"),
     "detached rule (reads .data)": (_p("bad_tanh", np.tanh, lambda g, out, x:
-                                       g * dg.tensor(1 - np.tanh(x.numpy()) ** 2)), "unary"),
+                                       g * dg.tensor(1 - np.tanh(x.detach().numpy()) ** 2)), "unary"),
     "transposed matmul rule": (_p("bad_matmul", np.matmul, lambda g, out, x, y: g @ y,
                                   lambda g, out, x, y: x.T @ g), "square"),
     "ignores the cotangent": (_p("bad_sin", np.sin, lambda g, out, x: dg.cos(x)), "unary"),
@@ -100,7 +100,7 @@ def _nan_source(case: str) -> dg.Tensor:
         v = dg.tensor([0.0, 0.0], requires_grad=True)
         return (v * v).sum().sqrt()  # @norm
     if case == "masked where(x > 0, log(x), 0)":
-        return dg.where(z.numpy() > 0, z.log(), 0.0).sum()  # @where
+        return dg.where(z.detach().numpy() > 0, z.log(), 0.0).sum()  # @where
     if case == "softmax of infinite logits":
         logits = dg.tensor([[np.inf, 1.0]], requires_grad=True)
         return dg.softmax(logits).sum()  # @softmax
@@ -177,7 +177,7 @@ def layer_gradient_norms(activation: str, depth: int = 20, width: int = 32,
         h = h.sigmoid() if activation == "sigmoid" else h.relu()
 
         def keep(g: dg.Tensor, k: int = k) -> None:
-            norms[k] = float(np.linalg.norm(g.numpy()))
+            norms[k] = float(np.linalg.norm(g.detach().numpy()))
         handles.append(h.register_hook(keep))
     (h * h).sum().backward()
     for hd in handles:

@@ -195,7 +195,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     ratio_mean, ratio_sd = mean_sd(ratios)
     return {
         "problem": "spiral training set (350 points), cross-entropy, full batch",
-        "architecture": [2] + HIDDEN, "parameters": int(sum(p.size for p in nn.MLP(2, HIDDEN, rng=SEED).parameters())),
+        "architecture": [2] + HIDDEN, "parameters": int(sum(int(np.prod(p.shape)) for p in nn.MLP(2, HIDDEN, rng=SEED).parameters())),
         "seed": SEED, "seeds": list(seeds),
         "what_a_seed_changes": "the initial weights (full batch: no minibatch order to shuffle; "
                                "the data is the spiral stage's seed-0 training set throughout)",

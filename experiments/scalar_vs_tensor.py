@@ -109,7 +109,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     copy_weights(smodel, tmodel)
     sparams, tparams = smodel.parameters(), tmodel.parameters()
     n_params = len(sparams)
-    assert n_params == sum(p.size for p in tparams)
+    assert n_params == sum(int(np.prod(p.shape)) for p in tparams)
     topt = optim.SGD(tparams, lr=LR)
     xt = dg.tensor(X)
 

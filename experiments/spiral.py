@@ -216,7 +216,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     model_main, model_overlap = (_rebuild(by_job[(SEED, n)]["state"]) for n in headline)
     figures = [_draw(out, (model_main, model_overlap), headline, (main, overlap), GRID[size]),
                _draw_sweep(out, sweep, headline)]
-    n_params = sum(p.size for p in model_main.parameters())
+    n_params = sum(int(np.prod(p.shape)) for p in model_main.parameters())
     Xtr, Xte, ytr, yte = data()
     summary = {k: v for k, v in main.items() if k not in ("angular_noise",)}
     return {
