@@ -495,8 +495,8 @@ def _digits_cnn(m: dict) -> Section:
         f"a spread. The time of one CNN training step is in section 6's benchmark table "
         f"(timed alone; steps timed here would share the CPUs with the other random seeds' "
         f"training).{_mode_note(m)}")
-    s.headline = (f"CNN on the same digits split: test accuracy **{_mean_sd(cnn)}** over {n} seeds, "
-                  f"against the MLP's {_mean_sd(mlp)} (target {pct(m['target_test_accuracy'], 1)}: "
+    s.headline = (f"CNN on the same digits split: test accuracy **{_mean_sd(cnn)}** over {n} random "
+                  f"seeds, against the MLP's {_mean_sd(mlp)} (goal {pct(m['target_test_accuracy'], 1)}: "
                   f"{verdict}).")
     rows = [[str(k), pct(a, 2), pct(b, 2), str(ea), str(eb)] for k, a, b, ea, eb in zip(
         seeds, mlp["test_accuracy"], cnn["test_accuracy"], mlp["test_errors"], cnn["test_errors"])]
