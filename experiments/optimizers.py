@@ -219,6 +219,9 @@ def _json_float(v: float) -> float | None:
     return float(v) if math.isfinite(v) else None
 
 
+STAR_SPREAD = 1.12  # the sideways factor between neighbouring seeds' stars in the figure
+
+
 def _draw(out, results: dict, curves: dict[str, list[list[float]]], epochs: int) -> str:
     fig, (ax, ax_sweep) = figure(ncols=2, size=(11.5, 4.6))
     steps = np.arange(epochs)
@@ -231,8 +234,12 @@ def _draw(out, results: dict, curves: dict[str, list[list[float]]], epochs: int)
         finals = np.array([[np.inf if v is None else v for v in row] for row in r["final_losses"]])
         ok = np.isfinite(finals).all(axis=0)  # rates at which no seed diverged
         line = band(ax_sweep, grid[ok], finals[:, ok], name, log=True, marker="o", ms=4)
-        ax_sweep.plot(r["best_lr"], [np.inf if v is None else v for v in r["final_loss"]], "*",
-                      ms=12, color=line.get_color(), markeredgecolor="k", alpha=0.8)
+        # One star per seed, each moved sideways by its own factor (STAR_SPREAD per seed,
+        # centred on the true rate), so seeds that share a best rate stay visible.
+        k = len(r["best_lr"])
+        xs = [v * STAR_SPREAD ** (i - (k - 1) / 2) for i, v in enumerate(r["best_lr"])]
+        ax_sweep.plot(xs, [np.inf if v is None else v for v in r["final_loss"]], "*",
+                      ms=11, color=line.get_color(), markeredgecolor="k", alpha=0.9, ls="")
         if (~ok).any():
             diverged = True
             top = max(float(np.max(finals[np.isfinite(finals)])), 1.0)
