@@ -179,3 +179,347 @@ def train_neural_bigram(counts: np.ndarray, alpha: float = 1.0, steps: int = 300
         curve.append(loss.item())
     with dg.no_grad():
         return F.log_softmax(W, dim=1).detach().numpy().copy(), curve
+
+
+# ---------------------------------------------------------------- the learned models' data
+
+def windows(words: Sequence[str], context: int) -> tuple[np.ndarray, np.ndarray]:
+    """(contexts, targets) for an MLP over ``context`` characters: one row per predicted
+    symbol, the context padded on the left with '.' (int64).
+
+    >>> X, y = windows(["ab"], 2)
+    >>> X.tolist(), y.tolist()
+    ([[0, 0], [0, 1], [1, 2]], [1, 2, 0])
+    """
+    if int(context) < 1:
+        raise ValueError(f"windows: context must be a positive number of characters, got {context}")
+    X: list[list[int]] = []
+    y: list[int] = []
+    for w in words:
+        seq = [0] * context + encode(w) + [0]
+        for i in range(len(seq) - context):
+            X.append(seq[i:i + context])
+            y.append(seq[i + context])
+    return np.array(X, dtype=np.int64).reshape(-1, context), np.array(y, dtype=np.int64)
+
+
+IGNORE = -100  # cross_entropy's ignore_index: the positions after a name's closing '.'
+
+
+def sequences(words: Sequence[str], context: int) -> tuple[np.ndarray, np.ndarray]:
+    """(inputs, targets) of shape (len(words), context) for the transformer: the input
+    is '.' then the name, the target the name then '.', then IGNORE to the end.
+
+    >>> X, Y = sequences(["ab"], 4)
+    >>> X.tolist(), Y.tolist()
+    ([[0, 1, 2, 0]], [[1, 2, 0, -100]])
+    """
+    longest = max((len(w) for w in words), default=0)
+    if longest + 1 > context:
+        raise ValueError(f"sequences: a name of {longest} characters needs a context of "
+                         f"{longest + 1}, got {context}")
+    X = np.zeros((len(words), context), dtype=np.int64)
+    Y = np.full((len(words), context), IGNORE, dtype=np.int64)
+    for i, w in enumerate(words):
+        e = encode(w)
+        X[i, 1:len(e) + 1] = e
+        Y[i, :len(e) + 1] = e + [0]
+    return X, Y
+
+
+# ---------------------------------------------------------------- configurations
+
+SIZES_CONFIG: dict[str, dict[str, Any]] = {
+    # steps, batch and the evaluation subset per model; "full" fits the 90 s budget
+    "full": {"mlp_steps": 2000, "mlp_batch": 256, "tf_steps": 1000, "tf_batch": 32,
+             "bigram_steps": 300, "curve_dev": 1000, "compare_steps": 200, "time_repeats": 20},
+    "quick": {"mlp_steps": 600, "mlp_batch": 256, "tf_steps": 300, "tf_batch": 32,
+              "bigram_steps": 300, "curve_dev": 500, "compare_steps": 200, "time_repeats": 10},
+    "smoke": {"mlp_steps": 4, "mlp_batch": 32, "tf_steps": 4, "tf_batch": 8,
+              "bigram_steps": 20, "curve_dev": 50, "compare_steps": 4, "time_repeats": 2},
+}
+MLP_CONFIG = {"context": 4, "embed": 16, "hidden": 192, "lr": 3e-3, "weight_decay": 0.01}
+TF_CONFIG = {"context": 16, "width": 64, "heads": 4, "layers": 2, "lr": 3e-3,
+             "weight_decay": 0.1, "warmup": 0.1, "final_lr_fraction": 0.1}
+SEEDS = (0, 1, 2)
+
+
+def make_model(kind: str, seed: int, context: int | None = None) -> Any:
+    """A freshly initialised model: ``kind`` "mlp" or "transformer"."""
+    from .names_models import CharMLP, Transformer  # noqa: PLC0415
+
+    if kind == "mlp":
+        c = MLP_CONFIG
+        return CharMLP(VOCAB, context or c["context"], c["embed"], c["hidden"], rng=seed)
+    if kind == "transformer":
+        c = TF_CONFIG
+        return Transformer(VOCAB, context or c["context"], c["width"], c["heads"], c["layers"],
+                           rng=seed)
+    raise ValueError(f"make_model: kind must be 'mlp' or 'transformer', got {kind!r}")
+
+
+class WarmupCosine:
+    """The learning-rate factor at a step: linear warm-up from ~0 to 1 over ``warmup``
+    steps, then a cosine down to ``final``. A picklable callable for LambdaLR (both
+    duograd's and torch's).
+
+    >>> f = WarmupCosine(steps=10, warmup=2, final=0.1)
+    >>> [round(f(s), 3) for s in (0, 1, 2, 10)]
+    [0.5, 1.0, 1.0, 0.1]
+    """
+
+    def __init__(self, steps: int, warmup: int, final: float) -> None:
+        self.steps, self.warmup, self.final = int(steps), int(warmup), float(final)
+
+    def __call__(self, step: int) -> float:
+        if step < self.warmup:
+            return (step + 1) / self.warmup
+        t = min(1.0, (step - self.warmup) / max(1, self.steps - self.warmup))
+        return self.final + (1 - self.final) * 0.5 * (1 + np.cos(np.pi * t))
+
+
+def _param_groups(named: Any, weight_decay: float) -> list[dict[str, Any]]:
+    """Weight decay on the matrices (Linear weights, embeddings), none on biases and
+    LayerNorm's gains: the usual AdamW grouping, same order in both libraries."""
+    named = list(named)
+    return [{"params": [p for _, p in named if p.ndim >= 2], "weight_decay": weight_decay},
+            {"params": [p for _, p in named if p.ndim < 2], "weight_decay": 0.0}]
+
+
+def make_optimizer(kind: str, model: Any, steps: int, lib: str = "duograd") -> tuple[Any, Any]:
+    """AdamW and its schedule for ``model`` (a duograd model, or with ``lib="torch"`` its
+    PyTorch twin): the MLP at a constant rate, the transformer with warm-up and cosine."""
+    c = MLP_CONFIG if kind == "mlp" else TF_CONFIG
+    if lib == "torch":
+        import torch  # noqa: PLC0415
+        o, LambdaLR = torch.optim, torch.optim.lr_scheduler.LambdaLR
+    else:
+        o, LambdaLR = optim, optim.lr_scheduler.LambdaLR
+    opt = o.AdamW(_param_groups(model.named_parameters(), c["weight_decay"]), lr=c["lr"])
+    if kind == "mlp":
+        factor = WarmupCosine(steps, 0, 1.0)
+    else:
+        factor = WarmupCosine(steps, max(1, int(c["warmup"] * steps)), c["final_lr_fraction"])
+    return opt, LambdaLR(opt, factor)
+
+
+def batches(kind: str, data: tuple[np.ndarray, np.ndarray], steps: int, batch: int,
+            seed: int) -> list[np.ndarray]:
+    """The row indices of every step's minibatch, drawn once from ``seed``: the duograd
+    run and its PyTorch twin see the same batches."""
+    rng = np.random.default_rng([seed, 22])
+    return [rng.integers(0, len(data[1]), batch) for _ in range(steps)]
+
+
+def _loss(kind: str, logits: Any, y: Any) -> Any:
+    if kind == "mlp":
+        return F.cross_entropy(logits, y)
+    return F.cross_entropy(logits.reshape(-1, VOCAB), y.reshape(-1), ignore_index=IGNORE)
+
+
+def step_inputs(kind: str, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The arguments of :func:`train_step` for a batch: the transformer's targets are
+    flattened here, outside the step: an array that the step itself derives from an
+    argument by plain NumPy (``y.reshape(-1)``) is frozen by a ``dg.compile`` replay."""
+    return (x, y) if kind == "mlp" else (x, np.ascontiguousarray(y.reshape(-1)))
+
+
+def train_step(kind: str, model: Any, opt: Any, x: np.ndarray, y: np.ndarray) -> Any:
+    """One AdamW step of ``model`` on a batch from :func:`step_inputs`: forward,
+    cross-entropy (the mean over counted positions), backward, step."""
+    opt.zero_grad()
+    logits = model(x)
+    if kind == "mlp":
+        loss = F.cross_entropy(logits, y)
+    else:
+        loss = F.cross_entropy(logits.reshape(-1, VOCAB), y, ignore_index=IGNORE)
+    loss.backward()
+    opt.step()
+    return loss
+
+
+def eval_nll(kind: str, model: Any, data: tuple[np.ndarray, np.ndarray],
+             chunk: int = 4096) -> float:
+    """Mean NLL per predicted symbol (nats per character) of ``model`` on ``data``."""
+    X, Y = data
+    total, count = 0.0, 0
+    with dg.no_grad():
+        for i in range(0, len(Y), chunk):
+            logits = model(X[i:i + chunk])
+            y = Y[i:i + chunk]
+            n = int((y != IGNORE).sum())
+            total += n * _loss(kind, logits, y).item()
+            count += n
+    return total / count
+
+
+def eval_nll_torch(kind: str, twin: Any, data: tuple[np.ndarray, np.ndarray],
+                   chunk: int = 4096) -> float:
+    """:func:`eval_nll` for the PyTorch twin."""
+    import torch  # noqa: PLC0415
+    from torch.nn import functional as TF  # noqa: PLC0415
+
+    X, Y = data
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for i in range(0, len(Y), chunk):
+            logits = twin(torch.from_numpy(X[i:i + chunk]))
+            y = torch.from_numpy(Y[i:i + chunk])
+            n = int((y != IGNORE).sum())
+            if kind == "mlp":
+                loss = TF.cross_entropy(logits, y)
+            else:
+                loss = TF.cross_entropy(logits.reshape(-1, VOCAB), y.reshape(-1),
+                                        ignore_index=IGNORE)
+            total += n * loss.item()
+            count += n
+    return total / count
+
+
+def train_pair(kind: str, seed: int, size: str, data: dict[str, tuple[np.ndarray, np.ndarray]],
+               with_torch: bool = True, compile_steps: bool = True) -> dict[str, Any]:
+    """Train one model of ``kind`` from ``seed`` (through dg.compile unless told not to),
+    and, with ``with_torch``, its PyTorch float64 twin from the same initial weights on the
+    same batches. Returns both loss curves, the dev curve, dev/test NLL of both, the
+    largest curve difference over the first ``compare_steps`` and the largest parameter
+    difference after them, and the model itself."""
+    import time  # noqa: PLC0415
+
+    from . import compiled  # noqa: PLC0415
+
+    cfg = SIZES_CONFIG[size]
+    steps = cfg["mlp_steps" if kind == "mlp" else "tf_steps"]
+    batch = cfg["mlp_batch" if kind == "mlp" else "tf_batch"]
+    compare = min(cfg["compare_steps"], steps)
+    model = make_model(kind, seed)
+    twin = None
+    if with_torch:
+        import torch  # noqa: PLC0415
+        from .names_models import torch_twin  # noqa: PLC0415
+        torch.manual_seed(seed)
+        twin = torch_twin(model)
+        topt, tsched = make_optimizer(kind, twin, steps, lib="torch")
+    opt, sched = make_optimizer(kind, model, steps)
+    Xtr, Ytr = data["train"]
+    picks = batches(kind, data["train"], steps, batch, seed)
+    step = (compiled if compile_steps else (lambda f: f))(
+        lambda *args: train_step(kind, model, opt, *args))
+    curve_dev_data = tuple(a[:cfg["curve_dev"]] for a in data["dev"])
+    every = max(1, steps // 10)
+    curve, tcurve, dev_curve, dev_steps = [], [], [], []
+    param_diff = None
+    t0 = time.perf_counter()
+    for i, rows in enumerate(picks):
+        x, y = Xtr[rows], Ytr[rows]
+        curve.append(step(*step_inputs(kind, x, y)).item())
+        sched.step()
+        if twin is not None:
+            topt.zero_grad()
+            tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+            if kind == "mlp":
+                tl = torch.nn.functional.cross_entropy(twin(tx), ty)
+            else:
+                tl = torch.nn.functional.cross_entropy(twin(tx).reshape(-1, VOCAB),
+                                                       ty.reshape(-1), ignore_index=IGNORE)
+            tl.backward()
+            topt.step()
+            tsched.step()
+            tcurve.append(tl.item())
+            if i + 1 == compare:
+                param_diff = max_param_diff(model, twin)
+        if (i + 1) % every == 0 or i + 1 == steps:
+            dev_curve.append(eval_nll(kind, model, curve_dev_data))
+            dev_steps.append(i + 1)
+    seconds = time.perf_counter() - t0
+    out: dict[str, Any] = {
+        "kind": kind, "seed": seed, "steps": steps, "batch": batch, "curve": curve,
+        "dev_curve": dev_curve, "dev_steps": dev_steps, "seconds": seconds,
+        "dev_nll": eval_nll(kind, model, data["dev"]),
+        "test_nll": eval_nll(kind, model, data["test"]),
+        "parameters": int(sum(p.data.size for p in model.parameters())), "model": model}
+    if twin is not None:
+        diffs = np.abs(np.array(curve) - np.array(tcurve))
+        out.update({
+            "torch_curve": tcurve, "compare_steps": compare,
+            "curve_max_diff": float(diffs[:compare].max()),
+            "curve_max_diff_all": float(diffs.max()),
+            "param_max_diff": param_diff,
+            "torch_dev_nll": eval_nll_torch(kind, twin, data["dev"]),
+            "torch_test_nll": eval_nll_torch(kind, twin, data["test"])})
+    return out
+
+
+def max_param_diff(model: Any, twin: Any) -> float:
+    """The largest absolute difference between ``model``'s parameters and its PyTorch
+    twin's, compared in PyTorch's layout."""
+    theirs = {k: v.detach().numpy() for k, v in twin.state_dict().items()}
+    ours = dg.nn.utils.torch_state_dict(model, numpy=True)
+    if set(theirs) != set(ours):
+        raise ValueError(f"max_param_diff: parameter names differ: {sorted(set(theirs) ^ set(ours))}")
+    return float(max(np.abs(ours[k] - theirs[k]).max() for k in ours))
+
+
+# ---------------------------------------------------------------- sampling
+
+def sample(next_logits: Any, n: int, seed: int, max_len: int = 15) -> list[str]:
+    """``n`` names drawn one character at a time: ``next_logits(history)`` maps the
+    (n, t) int64 array of characters so far ('.' first) to (n, 27) logits of the next one.
+    Each name ends at its first '.' or after ``max_len`` characters. The draws come from
+    one NumPy generator seeded with ``seed`` (inverse-CDF of uniforms), so two models
+    with the same probabilities give the same names.
+
+    >>> uniform = lambda hist: np.zeros((hist.shape[0], VOCAB))
+    >>> names_ = sample(uniform, 3, seed=0)
+    >>> len(names_), all(set(w) <= set(ALPHABET[1:]) for w in names_)
+    (3, True)
+    """
+    rng = np.random.default_rng(seed)
+    hist = np.zeros((n, 1), dtype=np.int64)
+    done = np.zeros(n, dtype=bool)
+    for _ in range(max_len + 1):
+        logits = np.asarray(next_logits(hist), dtype=np.float64)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        cdf = np.cumsum(p / p.sum(axis=1, keepdims=True), axis=1)
+        u = rng.random(n)
+        nxt = np.minimum((cdf < u[:, None]).sum(axis=1), VOCAB - 1)
+        nxt[done] = 0
+        done |= nxt == 0
+        hist = np.concatenate([hist, nxt[:, None]], axis=1)
+        if done.all():
+            break
+    words = []
+    for row in hist[:, 1:]:
+        chars = [ALPHABET[i] for i in row]
+        words.append("".join(chars).split(".")[0])
+    return words
+
+
+def next_logits_fn(kind: str, model: Any, compile_forward: bool = False) -> Any:
+    """The ``next_logits`` of :func:`sample` for a trained model: the bigram's table
+    row, the MLP's last ``context`` characters (padded with '.'), the transformer's
+    logits at the last position of the history padded to its full context (one shape:
+    one dg.compile signature; the causal mask makes the padding invisible)."""
+    if kind == "bigram":
+        return lambda hist: model[hist[:, -1]]
+    forward = dg.compile(lambda x: model(x)) if compile_forward else model
+
+    def read(x: np.ndarray) -> np.ndarray:
+        with dg.no_grad():
+            return forward(x).detach().numpy()
+
+    if kind == "mlp":
+        c = model.context
+
+        def mlp_next(hist: np.ndarray) -> np.ndarray:
+            pad = np.zeros((hist.shape[0], max(0, c - hist.shape[1])), dtype=np.int64)
+            return read(np.concatenate([pad, hist], axis=1)[:, -c:])
+        return mlp_next
+
+    def tf_next(hist: np.ndarray) -> np.ndarray:
+        t = hist.shape[1]
+        if t > model.context:
+            raise ValueError(f"sample: a history of {t} exceeds the context {model.context}")
+        x = np.zeros((hist.shape[0], model.context), dtype=np.int64)
+        x[:, :t] = hist
+        return read(x)[:, t - 1]
+    return tf_next
