@@ -70,7 +70,8 @@ QUICK_SKIPS = ("scalar_vs_tensor",)  # run under --quick only when named with --
 # them come with the "viz" and "data" extras. tqdm, PyTorch, HIPS autograd and Graphviz
 # are optional: without them there are no progress bars, benchmark columns read n/a and
 # graphs use the matplotlib layout.
-PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath"}
+PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath",
+            "names": "names", "torch": "torch"}
 STAGE_NEEDS = {
     "spiral": ("matplotlib", "sklearn"), "digits": ("matplotlib", "sklearn"),
     "digits_cnn": ("matplotlib", "sklearn"),
@@ -78,6 +79,7 @@ STAGE_NEEDS = {
     "benchmarks": ("matplotlib",), "modes": ("matplotlib",),
     "finite_diff": ("matplotlib", "mpmath"), "graphs": ("matplotlib",), "verification": (),
     "inside_gradient": ("matplotlib",),
+    "names": ("matplotlib", "names", "torch"),
 }
 
 

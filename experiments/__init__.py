@@ -54,7 +54,7 @@ def compiled(step: Callable) -> Callable:
 
 # Run order of the stages, which is also the order of the report's sections.
 STAGES = ("spiral", "digits", "digits_cnn", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
-          "finite_diff", "graphs", "inside_gradient", "verification")
+          "finite_diff", "graphs", "inside_gradient", "verification", "names")
 
 
 def check_size(size: str) -> str:

@@ -231,9 +231,9 @@ def sequences(words: Sequence[str], context: int) -> tuple[np.ndarray, np.ndarra
 
 SIZES_CONFIG: dict[str, dict[str, Any]] = {
     # steps, batch and the evaluation subset per model; "full" fits the 90 s budget
-    "full": {"mlp_steps": 2000, "mlp_batch": 256, "tf_steps": 1000, "tf_batch": 32,
+    "full": {"mlp_steps": 1000, "mlp_batch": 256, "tf_steps": 500, "tf_batch": 32,
              "bigram_steps": 300, "curve_dev": 1000, "compare_steps": 200, "time_repeats": 20},
-    "quick": {"mlp_steps": 600, "mlp_batch": 256, "tf_steps": 300, "tf_batch": 32,
+    "quick": {"mlp_steps": 400, "mlp_batch": 256, "tf_steps": 200, "tf_batch": 32,
               "bigram_steps": 300, "curve_dev": 500, "compare_steps": 200, "time_repeats": 10},
     "smoke": {"mlp_steps": 4, "mlp_batch": 32, "tf_steps": 4, "tf_batch": 8,
               "bigram_steps": 20, "curve_dev": 50, "compare_steps": 4, "time_repeats": 2},
@@ -341,16 +341,30 @@ def train_step(kind: str, model: Any, opt: Any, x: np.ndarray, y: np.ndarray) ->
 def eval_nll(kind: str, model: Any, data: tuple[np.ndarray, np.ndarray],
              chunk: int = 4096) -> float:
     """Mean NLL per predicted symbol (nats per character) of ``model`` on ``data``."""
-    X, Y = data
     total, count = 0.0, 0
     with dg.no_grad():
-        for i in range(0, len(Y), chunk):
-            logits = model(X[i:i + chunk])
-            y = Y[i:i + chunk]
-            n = int((y != IGNORE).sum())
-            total += n * _loss(kind, logits, y).item()
+        for X, Y in _eval_chunks(kind, data, chunk):
+            n = int((Y != IGNORE).sum())
+            total += n * _loss(kind, model(X), Y).item()
             count += n
     return total / count
+
+
+def _eval_chunks(kind: str, data: tuple[np.ndarray, np.ndarray], chunk: int) -> Any:
+    """``data`` in chunks of rows; the transformer's names grouped by length and cut to
+    it (a causal model's earlier positions do not see the padding, so the loss is the
+    same, for half the work)."""
+    X, Y = data
+    if kind == "mlp":
+        for i in range(0, len(Y), chunk):
+            yield X[i:i + chunk], Y[i:i + chunk]
+        return
+    lengths = (Y != IGNORE).sum(axis=1)
+    for L in np.unique(lengths):
+        rows = np.flatnonzero(lengths == L)
+        for i in range(0, len(rows), chunk):
+            r = rows[i:i + chunk]
+            yield np.ascontiguousarray(X[r, :L]), np.ascontiguousarray(Y[r, :L])
 
 
 def eval_nll_torch(kind: str, twin: Any, data: tuple[np.ndarray, np.ndarray],
@@ -359,12 +373,10 @@ def eval_nll_torch(kind: str, twin: Any, data: tuple[np.ndarray, np.ndarray],
     import torch  # noqa: PLC0415
     from torch.nn import functional as TF  # noqa: PLC0415
 
-    X, Y = data
     total, count = 0.0, 0
     with torch.no_grad():
-        for i in range(0, len(Y), chunk):
-            logits = twin(torch.from_numpy(X[i:i + chunk]))
-            y = torch.from_numpy(Y[i:i + chunk])
+        for X, Y in _eval_chunks(kind, data, chunk):
+            logits, y = twin(torch.from_numpy(X)), torch.from_numpy(Y)
             n = int((y != IGNORE).sum())
             if kind == "mlp":
                 loss = TF.cross_entropy(logits, y)
@@ -490,7 +502,7 @@ def sample(next_logits: Any, n: int, seed: int, max_len: int = 15) -> list[str]:
     words = []
     for row in hist[:, 1:]:
         chars = [ALPHABET[i] for i in row]
-        words.append("".join(chars).split(".")[0])
+        words.append("".join(chars).split(".")[0][:max_len])
     return words
 
 
@@ -523,3 +535,323 @@ def next_logits_fn(kind: str, model: Any, compile_forward: bool = False) -> Any:
         x[:, :t] = hist
         return read(x)[:, t - 1]
     return tf_next
+
+
+# ---------------------------------------------------------------- PyTorch references for the bigrams
+
+def torch_counted_bigram(words: Sequence[str], alpha: float = 1.0) -> np.ndarray:
+    """:func:`counted_bigram` computed by PyTorch (bincount, log of the normalised rows):
+    the independent column of the NLL table for the closed form."""
+    import torch  # noqa: PLC0415
+
+    prev, nxt = bigram_pairs(words)
+    counts = torch.bincount(torch.from_numpy(prev * VOCAB + nxt), minlength=VOCAB * VOCAB)
+    smoothed = counts.reshape(VOCAB, VOCAB).to(torch.float64) + alpha
+    return torch.log(smoothed / smoothed.sum(dim=1, keepdim=True)).numpy()
+
+
+def torch_neural_bigram(counts: np.ndarray, alpha: float = 1.0, steps: int = 300,
+                        lr: float = 1.0) -> np.ndarray:
+    """:func:`train_neural_bigram` in PyTorch (float64): same loss, Adam, cosine schedule."""
+    import torch  # noqa: PLC0415
+
+    weights = torch.from_numpy((counts + alpha) / (counts + alpha).sum())
+    W = torch.zeros(VOCAB, VOCAB, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.Adam([W], lr=lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=steps)
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = -(weights * torch.log_softmax(W, dim=1)).sum()
+        loss.backward()
+        opt.step()
+        sched.step()
+    return torch.log_softmax(W.detach(), dim=1).numpy()
+
+
+# ---------------------------------------------------------------- timing
+
+def step_times(kind: str, data: tuple[np.ndarray, np.ndarray], batch: int, repeats: int
+               ) -> dict[str, dict[str, float]]:
+    """Seconds per training step (median and quartiles, one thread): duograd eager,
+    duograd through dg.compile, PyTorch float64 and float32, on the same batch."""
+    import torch  # noqa: PLC0415
+
+    from . import time_quartiles  # noqa: PLC0415
+    from .names_models import torch_twin  # noqa: PLC0415
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        X, Y = data
+        rows = np.random.default_rng(0).integers(0, len(Y), batch)
+        args = step_inputs(kind, X[rows], Y[rows])
+        out = {}
+        for mode in ("eager", "compiled"):
+            model = make_model(kind, 0)
+            opt, _ = make_optimizer(kind, model, 1000)
+            f = (lambda *a: train_step(kind, model, opt, *a))
+            f = dg.compile(f) if mode == "compiled" else f
+            out[mode] = time_quartiles(lambda: f(*args), repeats, warmup=2)
+        for name, dtype in (("torch_f64", torch.float64), ("torch_f32", torch.float32)):
+            twin = torch_twin(make_model(kind, 0), dtype=dtype)
+            topt, _ = make_optimizer(kind, twin, 1000, lib="torch")
+            tx, ty = torch.from_numpy(args[0]), torch.from_numpy(args[1])
+
+            def tstep() -> None:
+                topt.zero_grad()
+                logits = twin(tx)
+                if kind == "mlp":
+                    loss = torch.nn.functional.cross_entropy(logits, ty)
+                else:
+                    loss = torch.nn.functional.cross_entropy(logits.reshape(-1, VOCAB), ty,
+                                                             ignore_index=IGNORE)
+                loss.backward()
+                topt.step()
+            out[name] = time_quartiles(tstep, repeats, warmup=2)
+        return out
+    finally:
+        torch.set_num_threads(threads)
+
+
+# ---------------------------------------------------------------- the stage
+
+def _seed_task(task: tuple[str, int, str]) -> dict[str, Any]:
+    """One (model, seed) pair, for the process pool: data built in the worker."""
+    kind, seed, size = task
+    parts = split(load_surnames())
+    if size == "smoke":
+        parts = {k: v[:400] for k, v in parts.items()}
+    make = (lambda w: windows(w, MLP_CONFIG["context"])) if kind == "mlp" else \
+        (lambda w: sequences(w, TF_CONFIG["context"]))
+    data = {k: make(v) for k, v in parts.items()}
+    r = train_pair(kind, seed, size, data)
+    model = r.pop("model")
+    r["samples"] = sample(next_logits_fn(kind, model), 20, seed=SAMPLE_SEED)
+    r["samples_compiled"] = sample(next_logits_fn(kind, model, compile_forward=True), 20,
+                                   seed=SAMPLE_SEED)
+    if seed == 0 and kind == "transformer":
+        r["causal_max_diff"] = causal_mask_diff(model, parts["dev"][:64])
+    return r
+
+
+SAMPLE_SEED = 2026
+
+
+def causal_mask_diff(model: Any, words: Sequence[str]) -> float:
+    """The largest change of any position's logits before position t when every
+    character from t on is replaced: 0.0 exactly when the mask holds."""
+    X, _ = sequences(words, model.context)
+    rng = np.random.default_rng(0)
+    worst = 0.0
+    with dg.no_grad():
+        base = model(X).detach().numpy()
+        for t in range(1, model.context):
+            Z = X.copy()
+            Z[:, t:] = rng.integers(0, VOCAB, Z[:, t:].shape)
+            worst = max(worst, float(np.abs(model(Z).detach().numpy()[:, :t] - base[:, :t]).max()))
+    return worst
+
+
+def _summary(runs: list[dict[str, Any]], key: str) -> dict[str, float]:
+    from . import mean_sd  # noqa: PLC0415
+
+    m, s = mean_sd([r[key] for r in runs])
+    return {"mean": m, "sd": s}
+
+
+def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> dict[str, Any]:
+    """The names stage: the four models' dev and test NLL (the learned ones over SEEDS,
+    each beside its PyTorch float64 twin), the neural bigram's pin, the torch agreement,
+    the causal-mask proof, samples, step times and two figures."""
+    import time  # noqa: PLC0415
+
+    from . import check_size, compiling, over_seeds  # noqa: PLC0415
+
+    check_size(size)
+    t0 = time.perf_counter()
+    cfg = SIZES_CONFIG[size]
+    parts = split(load_surnames())
+    train_set = set(parts["train"])
+    counts = bigram_counts(parts["train"])
+    logp = counted_bigram(counts)
+    tlogp = torch_counted_bigram(parts["train"])
+    nlogp, ncurve = train_neural_bigram(counts, steps=cfg["bigram_steps"])
+    tnlogp = torch_neural_bigram(counts, steps=cfg["bigram_steps"])
+    bigram = {
+        "counted": {"dev_nll": nll(logp, parts["dev"]), "test_nll": nll(logp, parts["test"]),
+                    "torch_dev_nll": nll(tlogp, parts["dev"]),
+                    "torch_test_nll": nll(tlogp, parts["test"]),
+                    "table_max_diff_torch": float(np.abs(logp - tlogp).max())},
+        "neural": {"dev_nll": nll(nlogp, parts["dev"]), "test_nll": nll(nlogp, parts["test"]),
+                   "torch_dev_nll": nll(tnlogp, parts["dev"]),
+                   "torch_test_nll": nll(tnlogp, parts["test"]), "steps": cfg["bigram_steps"],
+                   "curve": [float(v) for v in ncurve],
+                   "table_max_diff_torch": float(np.abs(nlogp - tnlogp).max())}}
+    pin = abs(bigram["neural"]["dev_nll"] - bigram["counted"]["dev_nll"])
+    bigram["neural"]["pin"] = {"dev_nll_diff": pin, "tolerance": 1e-3, "met": bool(pin < 1e-3)}
+    tasks = [(kind, s, size) for kind in ("transformer", "mlp") for s in SEEDS]
+    runs = over_seeds(_seed_task, tasks, desc="names models", progress=progress)
+    models: dict[str, Any] = {}
+    for kind in ("mlp", "transformer"):
+        rs = [r for r in runs if r["kind"] == kind]
+        models[kind] = {
+            "config": MLP_CONFIG if kind == "mlp" else TF_CONFIG,
+            "steps": rs[0]["steps"], "batch": rs[0]["batch"],
+            "parameters": rs[0]["parameters"], "seeds": list(SEEDS),
+            **{k: _summary(rs, k) for k in ("dev_nll", "test_nll", "torch_dev_nll",
+                                              "torch_test_nll")},
+            "dev_nll_per_seed": [r["dev_nll"] for r in rs],
+            "torch_dev_nll_per_seed": [r["torch_dev_nll"] for r in rs],
+            "compare_steps": rs[0]["compare_steps"],
+            "curve_max_diff": max(r["curve_max_diff"] for r in rs),
+            "curve_max_diff_all_steps": max(r["curve_max_diff_all"] for r in rs),
+            "param_max_diff": max(r["param_max_diff"] for r in rs),
+            "train_seconds_per_seed": [r["seconds"] for r in rs],
+            "samples": rs[0]["samples"],
+            "samples_eager_equal_compiled": all(r["samples"] == r["samples_compiled"] for r in rs),
+            "samples_in_train": float(np.mean([w in train_set for w in rs[0]["samples"]])),
+        }
+    causal = next(r["causal_max_diff"] for r in runs if "causal_max_diff" in r)
+    bigram_samples = sample(next_logits_fn("bigram", logp), 20, seed=SAMPLE_SEED)
+    bigram["counted"]["samples"] = bigram_samples
+    bigram["counted"]["samples_in_train"] = float(np.mean([w in train_set for w in bigram_samples]))
+    mlp_dev, tf_dev = models["mlp"]["dev_nll"]["mean"], models["transformer"]["dev_nll"]["mean"]
+    big_dev = bigram["counted"]["dev_nll"]
+    margins = {"bigram_minus_mlp": big_dev - mlp_dev, "mlp_minus_transformer": mlp_dev - tf_dev,
+               "ordered": bool(tf_dev < mlp_dev < big_dev)}
+    timing_data = {k: (windows(parts["train"][:2000], MLP_CONFIG["context"]) if k == "mlp"
+                       else sequences(parts["train"][:2000], TF_CONFIG["context"]))
+                   for k in ("mlp", "transformer")}
+    times = {k: step_times(k, timing_data[k], cfg["mlp_batch" if k == "mlp" else "tf_batch"],
+                           cfg["time_repeats"]) for k in ("mlp", "transformer")}
+    for k, t in times.items():
+        t["compiled_over_torch_f64"] = t["compiled"]["median"] / t["torch_f64"]["median"]
+        t["eager_over_torch_f64"] = t["eager"]["median"] / t["torch_f64"]["median"]
+    figures = [_draw_curves(out, bigram, runs, logp), _draw_table(out, logp)]
+    return {"split_checksum": checksum(parts), "split_seed": SPLIT_SEED,
+            "n_words": {k: len(v) for k, v in parts.items()}, "vocab": VOCAB,
+            "bigram": bigram, "mlp": models["mlp"], "transformer": models["transformer"],
+            "margins": margins, "causal_mask_max_diff": causal, "step_times": times,
+            "transformer_target": {"compiled_over_torch_f64_max": 1.0,
+                                   "met": bool(times["transformer"]["compiled_over_torch_f64"] <= 1.0)},
+            "sample_seed": SAMPLE_SEED, "compiled": compiling(), "figures": figures,
+            "seconds": time.perf_counter() - t0}
+
+
+def _draw_curves(out: Any, bigram: dict[str, Any], runs: list[dict[str, Any]],
+                 logp: np.ndarray) -> str:
+    from . import band, figure, save  # noqa: PLC0415
+
+    fig, ax = figure(size=(7.5, 4.8))
+    ax.axhline(bigram["counted"]["dev_nll"], color="k", ls=":", label="counted bigram (dev)")
+    ax.plot(np.arange(1, len(bigram["neural"]["curve"]) + 1), bigram["neural"]["curve"],
+            label="neural bigram (train, smoothed counts)")
+    for kind, name in (("mlp", "MLP"), ("transformer", "transformer")):
+        rs = [r for r in runs if r["kind"] == kind]
+        curves = np.array([r["curve"] for r in rs])
+        k = max(1, curves.shape[1] // 50)
+        smooth = np.array([np.convolve(c, np.ones(k) / k, mode="valid") for c in curves])
+        band(ax, np.arange(k, curves.shape[1] + 1), smooth, f"{name} (train, running mean)")
+        band(ax, rs[0]["dev_steps"], [r["dev_curve"] for r in rs], f"{name} (dev)", ls="--",
+             marker="o", ms=3)
+    ax.set_xscale("log")
+    ax.set_xlabel("training step")
+    ax.set_ylabel("NLL (nats per character)")
+    ax.set_title("Surnames: training and dev loss, mean ± sd over seeds")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return save(fig, out, "names_loss_curves.png")
+
+
+def _draw_table(out: Any, logp: np.ndarray) -> str:
+    from . import figure, save  # noqa: PLC0415
+
+    fig, ax = figure(size=(6.5, 6.0))
+    im = ax.imshow(logp, cmap="viridis")
+    ax.set_xticks(range(VOCAB), list(ALPHABET))
+    ax.set_yticks(range(VOCAB), list(ALPHABET))
+    ax.set_xlabel("next character")
+    ax.set_ylabel("previous character")
+    ax.set_title("Counted bigram: log P(next | previous), add-one smoothing")
+    fig.colorbar(im, ax=ax, shrink=0.8)
+    return save(fig, out, "names_bigram_table.png")
+
+
+# ---------------------------------------------------------------- command line
+
+def check_checkpoint(model: Any, path: str | os.PathLike) -> None:
+    """Load ``path`` (``Module.save``'s .npz) into ``model`` after checking that its
+    vocabulary and context match: a ValueError naming both sizes otherwise."""
+    with np.load(os.fspath(path), allow_pickle=False) as f:
+        shapes = {k: f[k].shape for k in f.files}
+    table = "emb.weight" if "emb.weight" in shapes else "tok.weight"
+    if table not in shapes:
+        raise ValueError(f"names: {path} is not a checkpoint of a names model "
+                         f"(no emb.weight or tok.weight among {sorted(shapes)[:4]}...)")
+    if shapes[table][0] != model.vocab:
+        raise ValueError(f"names: vocabulary mismatch: the checkpoint {path} has "
+                         f"{shapes[table][0]} symbols ({table} {shapes[table]}), this model "
+                         f"has {model.vocab} ({ALPHABET!r})")
+    if "pos.weight" in shapes and shapes["pos.weight"][0] != model.context:
+        raise ValueError(f"names: context mismatch: the checkpoint {path} has a context of "
+                         f"{shapes['pos.weight'][0]}, this model {model.context}")
+    model.load(path)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Train one model briefly, print its dev NLL and samples.
+
+    >>> main(["--model", "mlp", "--context", "3", "--steps", "0", "--sample", "2"])  # doctest: +ELLIPSIS
+    mlp (context 3, 0 steps): dev NLL ...
+    0
+    """
+    import argparse  # noqa: PLC0415
+
+    p = argparse.ArgumentParser(prog="python -m experiments.names",
+                                description="A character model of US census surnames.")
+    p.add_argument("--model", choices=("mlp", "transformer"), default="mlp")
+    p.add_argument("--context", type=int, default=None,
+                   help="characters of context (MLP default 4, transformer 16)")
+    p.add_argument("--steps", type=int, default=200)
+    p.add_argument("--sample", type=int, default=10, help="names to sample")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--load", default=None, help="a checkpoint written by --save")
+    p.add_argument("--save", default=None, help="write the trained model here (.npz)")
+    args = p.parse_args(argv)
+    if args.context is not None and args.context < 1:
+        p.error(f"--context must be a positive number of characters, got {args.context}")
+    if args.steps < 0 or args.sample < 0:
+        p.error(f"--steps and --sample must be >= 0, got {args.steps} and {args.sample}")
+    parts = split(load_surnames())
+    if args.model == "transformer" and args.context is not None:
+        longest = max(len(w) for w in parts["train"])
+        if args.context < longest + 1:
+            p.error(f"--context {args.context} is too short for the transformer: the longest "
+                    f"name has {longest} characters, so it needs {longest + 1}")
+    model = make_model(args.model, args.seed, args.context)
+    if args.load:
+        try:
+            check_checkpoint(model, args.load)
+        except ValueError as e:
+            p.error(str(e))
+    make = (lambda w: windows(w, model.context)) if args.model == "mlp" else \
+        (lambda w: sequences(w, model.context))
+    train, dev = make(parts["train"]), make(parts["dev"][:2000])
+    if args.steps:
+        opt, sched = make_optimizer(args.model, model, args.steps)
+        step = dg.compile(lambda *a: train_step(args.model, model, opt, *a))
+        batch = SIZES_CONFIG["full"]["mlp_batch" if args.model == "mlp" else "tf_batch"]
+        for rows in batches(args.model, train, args.steps, batch, args.seed):
+            step(*step_inputs(args.model, train[0][rows], train[1][rows]))
+            sched.step()
+    print(f"{args.model} (context {model.context}, {args.steps} steps): dev NLL "
+          f"{eval_nll(args.model, model, dev):.4f} nats per character")
+    for w in sample(next_logits_fn(args.model, model), args.sample, seed=args.seed):
+        print(w)
+    if args.save:
+        print("saved", model.save(args.save))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
