@@ -55,6 +55,9 @@ class CharMLP(nn.Module):
         self.out = nn.Linear(hidden, vocab, rng=gen)
 
     def forward(self, idx: Any) -> dg.Tensor:
+        if len(idx.shape) != 2 or idx.shape[1] != self.context:
+            raise ValueError(f"CharMLP: expected (N, {self.context}) character indices, got "
+                             f"shape {tuple(idx.shape)}")
         e = self.emb(idx)                                   # (N, context, embed)
         h = self.hidden(e.reshape(e.shape[0], self.context * self.embed_dim))
         return self.out(dg.tanh(self.norm(h)))
