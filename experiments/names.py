@@ -275,7 +275,7 @@ class WarmupCosine:
         if step < self.warmup:
             return (step + 1) / self.warmup
         t = min(1.0, (step - self.warmup) / max(1, self.steps - self.warmup))
-        return self.final + (1 - self.final) * 0.5 * (1 + np.cos(np.pi * t))
+        return float(self.final + (1 - self.final) * 0.5 * (1 + np.cos(np.pi * t)))
 
 
 def _param_groups(named: Any, weight_decay: float) -> list[dict[str, Any]]:
