@@ -71,7 +71,7 @@ QUICK_SKIPS = ("scalar_vs_tensor",)  # run under --quick only when named with --
 # are optional: without them there are no progress bars, benchmark columns read n/a and
 # graphs use the matplotlib layout.
 PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath",
-            "names": "names", "torch": "torch"}
+            "names": "names"}
 STAGE_NEEDS = {
     "spiral": ("matplotlib", "sklearn"), "digits": ("matplotlib", "sklearn"),
     "digits_cnn": ("matplotlib", "sklearn"),
@@ -79,7 +79,7 @@ STAGE_NEEDS = {
     "benchmarks": ("matplotlib",), "modes": ("matplotlib",),
     "finite_diff": ("matplotlib", "mpmath"), "graphs": ("matplotlib",), "verification": (),
     "inside_gradient": ("matplotlib",),
-    "names": ("matplotlib", "names", "torch"),
+    "names": ("matplotlib", "names"),
 }
 
 
