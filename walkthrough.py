@@ -73,7 +73,8 @@ VERBOSE = False  # --verbose: the benchmarks stage prints its developer tables
 # them come with the "viz" and "data" extras. tqdm, PyTorch, HIPS autograd and Graphviz
 # are optional: without them there are no progress bars, benchmark columns read n/a and
 # graphs use the matplotlib layout.
-PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath"}
+PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath",
+            "names": "names"}
 STAGE_NEEDS = {
     "spiral": ("matplotlib", "sklearn"), "digits": ("matplotlib", "sklearn"),
     "digits_cnn": ("matplotlib", "sklearn"),
@@ -81,6 +82,7 @@ STAGE_NEEDS = {
     "benchmarks": ("matplotlib",), "modes": ("matplotlib",),
     "finite_diff": ("matplotlib", "mpmath"), "graphs": ("matplotlib",), "verification": (),
     "inside_gradient": ("matplotlib",), "digits_sweep": ("sklearn",),
+    "names": ("matplotlib", "names"),
 }
 ALL_STAGES = STAGES + OPTIONAL_STAGES
 

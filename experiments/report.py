@@ -39,6 +39,7 @@ TITLES = {
     "graphs": "9. Computation graphs",
     "inside_gradient": "10. Inside a gradient",
     "verification": "11. Verification headline numbers",
+    "names": "12. A language model of census surnames",
 }
 
 
@@ -1068,6 +1069,7 @@ _BUILDERS = {"spiral": _spiral, "digits": _digits, "digits_cnn": _digits_cnn,
              "scalar_vs_tensor": _scalar_vs_tensor, "benchmarks": _benchmarks, "modes": _modes,
              "finite_diff": _finite_diff, "graphs": _graphs, "inside_gradient": _inside_gradient,
              "verification": _verification}
+_BUILDERS["names"] = lambda m: _names_section(m)  # branch names: the section is below
 
 
 def sections(measurements: dict) -> list[Section]:
@@ -1394,6 +1396,13 @@ CAPTIONS = {
                         "c = 6.8, d = -0.7; each box shows its value and gradient.",
     "graph_tensor_layer.png": "One MLP layer's forward pass on tensors, relu(x @ W.T + b); each box "
                               "is a whole array.",
+    "names_loss_curves.png": "The surname models' loss per training step (log scale): training "
+                             "loss as a running mean and dev loss as dashed lines with markers, "
+                             "mean ± sd over the random seeds, for the neural bigram, the MLP and "
+                             "the transformer.",
+    "names_bigram_table.png": "The counted bigram: log P(next character | previous character) "
+                              "with add-one smoothing, '.' both opening and closing a name "
+                              "(rows: previous character, columns: next).",
 }
 
 
@@ -1486,3 +1495,84 @@ def render_html(measurements: dict, figure_dir: str | Path | None = None) -> str
                 float(v.get("seconds") or 0) for v in stages.values()), 2)), "", ""]])))
     out.append("</body></html>")
     return "\n".join(out) + "\n"
+
+
+# ---------------------------------------------------------------- names (branch names)
+
+def _worst(*values: float | None) -> float | None:
+    """The largest of ``values``, or None when any is missing (not measured)."""
+    return None if any(v is None for v in values) else max(values)
+
+
+def _names_section(m: dict) -> Section:
+    """Section 12: the surname models, each beside PyTorch, from measurements alone."""
+    s = Section("names", TITLES["names"], figures=m.get("figures", []))
+    big, mlp, tf = m["bigram"], m["mlp"], m["transformer"]
+    n = len(mlp["seeds"])
+
+    def ms(r: dict, key: str) -> str:
+        return "n/a" if r.get(key) is None else f"{r[key]['mean']:.4f} ± {r[key]['sd']:.4f}"
+
+    def f4(x: Any) -> str:
+        return "n/a" if x is None else f"{x:.4f}"
+
+    def dur(t: Any) -> str:
+        return "n/a (PyTorch not installed)" if t is None else duration(t["median"])
+
+    s.paragraphs.append(
+        f"{num(sum(m['n_words'].values()))} US census surnames (the `names` package), split "
+        f"80/10/10 into {num(m['n_words']['train'])} / {num(m['n_words']['dev'])} / "
+        f"{num(m['n_words']['test'])} names by seed {m['split_seed']} (checksum "
+        f"`{m['split_checksum'][:16]}`); {m['vocab']} symbols, '.' closing each name. NLL is in "
+        f"nats per character, the closing '.' included. The MLP ({num(mlp['parameters'])} "
+        f"parameters, {num(mlp['steps'])} steps of {num(mlp['batch'])} windows) and the "
+        f"transformer ({num(tf['parameters'])} parameters, {num(tf['steps'])} steps of "
+        f"{num(tf['batch'])} names, AdamW with warm-up and cosine) are trained over {n} seeds "
+        f"through {'dg.compile' if m.get('compiled') else 'eager steps'}, each beside the same "
+        f"model in PyTorch float64 from the same weights on the same batches.{_mode_note(m)}")
+    pin = big["neural"]["pin"]
+    s.paragraphs.append(
+        f"The neural bigram ({num(big['neural']['steps'])} full-batch Adam steps on the "
+        f"smoothed counts) reaches the counted bigram's dev NLL within "
+        f"{sci(pin['dev_nll_diff'])} nats (pin < {sci(pin['tolerance'])}: "
+        f"{'met' if pin['met'] else 'MISSED'}). Against PyTorch over the first "
+        f"{num(mlp['compare_steps'])} steps, the largest loss difference is "
+        f"{sci(mlp['curve_max_diff'])} (MLP) and {sci(tf['curve_max_diff'])} (transformer), the "
+        f"largest parameter difference {sci(mlp['param_max_diff'])} and "
+        f"{sci(tf['param_max_diff'])}. The causal mask: replacing every character from a "
+        f"position on changes the transformer's outputs before it by at most "
+        f"{sci(m['causal_mask_max_diff'])}.")
+    mg = m["margins"]
+    s.paragraphs.append(
+        f"Dev NLL margins: the MLP is {mg['bigram_minus_mlp']:.4f} nats below the counted bigram, "
+        f"the transformer {mg['mlp_minus_transformer']:.4f} below the MLP "
+        f"(order transformer < MLP < bigram: {'holds' if mg['ordered'] else 'DOES NOT hold'}).")
+    rows = [[name, f4(big[k]["dev_nll"]), f4(big[k]["torch_dev_nll"]), f4(big[k]["test_nll"]),
+             f4(big[k]["torch_test_nll"])]
+            for name, k in (("counted bigram", "counted"), ("neural bigram", "neural"))]
+    for name, r in (("MLP", mlp), ("transformer", tf)):
+        rows.append([name, ms(r, "dev_nll"), ms(r, "torch_dev_nll"), ms(r, "test_nll"),
+                     ms(r, "torch_test_nll")])
+    s.tables.append(Table(["model", "dev NLL (duograd)", "dev NLL (PyTorch f64)",
+                           "test NLL (duograd)", "test NLL (PyTorch f64)"], rows))
+    trows = []
+    for name, key in (("MLP", "mlp"), ("transformer", "transformer")):
+        t = m["step_times"][key]
+        trows.append([name] + [dur(t[k]) for k in ("eager", "compiled", "torch_f64", "torch_f32")]
+                     + [times(t["compiled_over_torch_f64"])])
+    s.tables.append(Table(["training step (1 thread)", "eager", "dg.compile", "PyTorch f64",
+                           "PyTorch f32", "compiled / PyTorch f64"], trows))
+    srows = [["counted bigram", ", ".join(big["counted"]["samples"]),
+              pct(big["counted"]["samples_in_train"], 0)]]
+    for name, r in (("MLP", mlp), ("transformer", tf)):
+        srows.append([name, ", ".join(r["samples"]), pct(r["samples_in_train"], 0)])
+    s.tables.append(Table(["model", f"20 samples (seed {m['sample_seed']})", "in training set"],
+                          srows))
+    target = m["transformer_target"]
+    s.headline = (f"Surnames: dev NLL bigram {big['counted']['dev_nll']:.3f}, MLP "
+                  f"{mlp['dev_nll']['mean']:.3f}, transformer {tf['dev_nll']['mean']:.3f} nats/char "
+                  f"(PyTorch f64 twins agree to {sci(_worst(mlp['curve_max_diff'], tf['curve_max_diff']))}); "
+                  f"compiled transformer step {times(m['step_times']['transformer']['compiled_over_torch_f64'])} "
+                  f"PyTorch f64 (target <= {times(target['compiled_over_torch_f64_max'])}: "
+                  f"{'not measured' if target['met'] is None else 'met' if target['met'] else 'missed'}).")
+    return s
