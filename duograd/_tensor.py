@@ -528,10 +528,15 @@ def _lift_all(op: str, args: tuple) -> tuple[Tensor, ...]:
                 # One dtype, or a bool mask (NumPy keeps the other dtype, as torch's table).
                 if da is db or (da.kind == "b" or db.kind == "b") and op != "sub":
                     return args
-        elif type(b) is Tensor and (type(a) is float or type(a) is int):
-            dt = b._data.dtype
-            if dt.kind == "f":
-                return _number(a, dt), b
+            elif type(b) is _ndarray and b.dtype == a._data.dtype and b.dtype.kind == "f":
+                return a, _wrap(_derive(_operand_array, b, dtype=b.dtype))  # one float dtype
+        elif type(b) is Tensor:
+            if type(a) is float or type(a) is int:
+                dt = b._data.dtype
+                if dt.kind == "f":
+                    return _number(a, dt), b
+            elif type(a) is _ndarray and a.dtype == b._data.dtype and a.dtype.kind == "f":
+                return _wrap(_derive(_operand_array, a, dtype=a.dtype)), b
     return _promote(op, args)
 
 
