@@ -29,6 +29,7 @@ import weakref
 import numpy as np
 
 from . import _context as _ctx
+from .shapes import ShapeError  # (shapes imports nothing from duograd at run time)
 from ._context import Derive, Draw, SetGrad
 
 _new = object.__new__
@@ -351,7 +352,7 @@ class Tensor:
     def _single(self, what: str) -> Any:
         """The one value, for ``item()`` and ``float()`` (named in the error and warning)."""
         if self._data.size != 1:
-            raise ValueError(f"{what}: only a one-element tensor has a single value; this one "
+            raise ShapeError(f"{what}: only a one-element tensor has a single value; this one "
                              f"has shape {self.shape}")
         if _ctx.on_read:
             _ctx.read(self, f"{what}()")
@@ -368,7 +369,7 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self._data.size != 1:
-            raise ValueError(f"bool: the truth value of a tensor of shape {self.shape} is "
+            raise ShapeError(f"bool: the truth value of a tensor of shape {self.shape} is "
                              "ambiguous; use .numpy().any() or .numpy().all()")
         if _ctx.on_read:
             _ctx.read(self, "bool()")

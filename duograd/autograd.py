@@ -58,15 +58,26 @@ def is_grad_enabled() -> bool:
     return _ctx.grad_enabled
 
 
-def set_grad_enabled(mode: bool) -> bool:
-    """Switch recording on or off; returns the previous mode.
+class set_grad_enabled:
+    """Switch recording on (True) or off (False), as ``torch.set_grad_enabled``: at once when
+    called, and back to the previous mode at the end of a ``with`` block that uses it.
 
     >>> import duograd as dg
-    >>> previous = dg.set_grad_enabled(False)
-    >>> dg.is_grad_enabled(), dg.set_grad_enabled(previous)
-    (False, False)
+    >>> with dg.set_grad_enabled(False):
+    ...     dg.is_grad_enabled()
+    False
+    >>> dg.is_grad_enabled()
+    True
     """
-    return _ctx.set_grad_mode(mode)
+
+    def __init__(self, mode: bool) -> None:
+        self._prev = _ctx.set_grad_mode(mode)
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        _ctx.set_grad_mode(self._prev)
 
 
 class no_grad:
@@ -81,10 +92,10 @@ class no_grad:
     """
 
     def __enter__(self) -> None:
-        self._prev = set_grad_enabled(False)
+        self._prev = _ctx.set_grad_mode(False)
 
     def __exit__(self, *exc: object) -> None:
-        set_grad_enabled(self._prev)
+        _ctx.set_grad_mode(self._prev)
 
     def __call__(self, fn: Callable) -> Callable:
         @functools.wraps(fn)
@@ -108,7 +119,7 @@ class enable_grad(no_grad):
     """
 
     def __enter__(self) -> None:
-        self._prev = set_grad_enabled(True)
+        self._prev = _ctx.set_grad_mode(True)
 
 
 class Primitive:
@@ -527,7 +538,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             f(True)
     # after a write through a view (or its base), every node is checked (_as_recorded)
     careful = _last_alias and any(n._inputs is not None and n._stamp < _last_alias for n in order)
-    prev_mode = set_grad_enabled(create_graph)
+    prev_mode = _ctx.set_grad_mode(create_graph)
     try:
         for r, s in zip(roots, seeds):
             prev = grads.get(r)
@@ -578,7 +589,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 for f in on_done:
                     f(node, inputs, grads)
     finally:
-        set_grad_enabled(prev_mode)
+        _ctx.set_grad_mode(prev_mode)
         if watched:
             for f in _ctx.on_pass:
                 f(False)

@@ -224,7 +224,7 @@ MUTANTS: list[Mutant] = [
            "            if False:\n                order[k] = None",
            ENGINE, "backward never releases the graph (a second backward silently works)"),
     Mutant("T-no-create-graph", "duograd/autograd.py",
-           "prev_mode = set_grad_enabled(create_graph)", "prev_mode = set_grad_enabled(False)",
+           "prev_mode = _ctx.set_grad_mode(create_graph)", "prev_mode = _ctx.set_grad_mode(False)",
            HTENSOR, "create_graph=True records nothing: no second derivatives"),
     Mutant("T-grad-releases", "duograd/autograd.py",
            "    if retain_graph is None:\n        retain_graph = create_graph",

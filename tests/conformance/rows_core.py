@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance import F, S, row
+from conformance import B, F, I, S, row
 
 UNARY = [F(3, 4), F(), F(0, 3), F(2, 1, 3)]
 
@@ -28,3 +28,105 @@ row("Tensor.mean", lambda m, x, **kw: x.mean(**kw),
     [S(F(3, 4)), S(F(3, 4), dim=1), S(F(2, 3, 4), dim=(0, 2), keepdim=True)])
 row("Tensor.__matmul__", lambda m, x, y: x @ y,
     [S(F(3, 4), F(4, 2)), S(F(4), F(4, 2)), S(F(3, 4), F(4)), S(F(2, 3, 4), F(4, 5)), S(F(4), F(4))])
+
+
+# ---------------------------------------------------------------- the rest of the core surface
+
+row("F.softmax", lambda m, x, d: m.nn.functional.softmax(x, dim=d),
+    [S(F(3, 4), 1), S(F(3, 4), 0), S(F(2, 3, 4), -1), S(F(), 0), S(F(0, 3), 1)],
+    errors=[S(F(3, 4), 2)])
+row("F.log_softmax", lambda m, x, d: m.nn.functional.log_softmax(x, dim=d),
+    [S(F(3, 4), 1), S(F(3, 4), 0), S(F(2, 3, 4), -1), S(F(), 0)],
+    errors=[S(F(3, 4), -3)])
+row("Tensor.__abs__", lambda m, x: abs(x), [F(3, 4, domain="distinct"), F(domain="distinct")])
+row("Tensor.__rmatmul__", lambda m, x, y: y.__rmatmul__(x),
+    [S(F(3, 4), F(4, 2)), S(F(4), F(4, 2)), S(F(2, 3, 4), F(4))],
+    errors=[S(F(3, 4), F(3, 2))])
+row("dg.matmul", lambda m, x, y: m.matmul(x, y),
+    [S(F(3, 4), F(4, 2)), S(F(4), F(4)), S(F(2, 3, 4), F(4, 5)), S(F(5, 1, 3, 4), F(2, 4, 2))],
+    errors=[S(F(3, 4), F(3, 2)), S(F(), F(3))])
+row("dg.maximum", lambda m, x, y: m.maximum(x, y),
+    [S(F(3, 4, domain="distinct"), F(4, domain="distinct")), S(F(domain="distinct"), F(3, domain="distinct"))],
+    errors=[S(F(3), F(4))])
+row("dg.minimum", lambda m, x, y: m.minimum(x, y),
+    [S(F(3, 4, domain="distinct"), F(4, domain="distinct")), S(F(domain="distinct"), F(3, domain="distinct"))],
+    errors=[S(F(3), F(4))])
+row("nn.Flatten", lambda m, x, *d: m.nn.Flatten(*d)(x),
+    [S(F(2, 3, 4)), S(F(2, 3, 4), 0, 1), S(F(2, 3, 4, 5), 1, 2), S(F(2, 3), 0, -1)],
+    errors=[S(F(3))])
+
+# Python numbers and containers out of a tensor (the structure check compares type and value).
+row("Tensor.item", lambda m, x: x.detach().item(), [F(), F(1, 1), I(1)], grad=False,
+    errors=[S(F(2))])
+row("Tensor.__float__", lambda m, x: float(x.detach()), [F(), F(1)], grad=False,
+    errors=[S(F(3))])
+row("Tensor.__bool__", lambda m, x: bool(x), [B(), B(1), I()], grad=False, errors=[S(B(2))])
+row("Tensor.__len__", lambda m, x: len(x), [F(3, 4), F(0, 2)], grad=False, errors=[S(F())])
+row("Tensor.tolist", lambda m, x: x.detach().tolist(), [I(2, 3), B(3), I()], grad=False)
+
+# Attributes: shape (a tuple subclass called Size in both), ndim, requires_grad, is_leaf.
+def _same_tuple(d, t):
+    """``.shape`` is a plain tuple in duograd (``size()`` gives the ``dg.Size``), a
+    ``torch.Size`` in torch: equal as tuples (a documented difference)."""
+    assert type(d) is tuple and d == tuple(t), (d, t)
+
+
+row("Tensor.shape", lambda m, x: x.shape, [F(2, 3), F(), F(0, 4)], grad=False, compare=_same_tuple,
+    note="a plain tuple; size() is the Size (Differences from PyTorch)")
+row("Tensor.ndim", lambda m, x: x.ndim, [F(2, 3), F(), F(0, 4)], grad=False)
+row("Tensor.requires_grad", lambda m, x: (x.requires_grad, (x * 2).requires_grad, x.detach().requires_grad),
+    [F(3), F(3, grad=False)], grad=False)
+row("Tensor.is_leaf", lambda m, x: (x.is_leaf, (x * 2).is_leaf, x.detach().is_leaf),
+    [F(3), F(3, grad=False)], grad=False)
+row("Tensor.detach", lambda m, x: x.detach(), [F(3, 4), F()])
+
+
+def _data_values(d, t):
+    """``.data`` is a NumPy array in duograd, a Tensor in torch (a documented difference):
+    the values, shape and dtype agree."""
+    import numpy as np
+    want = t.numpy()
+    assert isinstance(d, np.ndarray) and d.shape == want.shape and d.dtype == want.dtype
+    np.testing.assert_array_equal(d, want)
+
+
+row("Tensor.data", lambda m, x: x.data, [F(3, 4), I(2)], grad=False, compare=_data_values,
+    note="a NumPy array in duograd (Differences from PyTorch)")
+
+# The graph: backward, grad, hooks, retain_grad, grad mode.
+
+
+def _backward_grad(m, x, w):
+    (x * x * w).sum().backward()
+    return x.grad
+
+
+def _hooked(m, x):
+    x.register_hook(lambda g: g * 3)
+    (x * x).sum().backward()
+    return x.grad
+
+
+def _retained(m, x):
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward()
+    return y.grad
+
+
+def _grad_mode(m, x):
+    with m.set_grad_enabled(False):
+        off = ((x * 2).requires_grad, m.is_grad_enabled())
+    m.set_grad_enabled(False)
+    off_call = m.is_grad_enabled()
+    m.set_grad_enabled(True)
+    return off + (off_call, m.is_grad_enabled(), (x * 2).requires_grad)
+
+
+row("Tensor.backward", _backward_grad, [S(F(3), F(3, grad=False)), S(F(2, 2), F(2, grad=False))],
+    grad=False, errors=[S(F(3, grad=False), F(3, grad=False))])
+row("Tensor.grad", _backward_grad, [S(F(), F(grad=False))], grad=False)
+row("Tensor.register_hook", _hooked, [F(3), F(2, 2)], grad=False, errors=[S(F(3, grad=False))])
+row("Tensor.retain_grad", _retained, [F(3), F(2, 2)], grad=False)
+row("dg.set_grad_enabled", _grad_mode, [F(3)], grad=False)
+row("dg.is_grad_enabled", lambda m, x: m.is_grad_enabled(), [F(1)], grad=False)
