@@ -256,8 +256,6 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
-        if _ctx.on_write:
-            _ctx.write(self, "assigning .data")
         arr = _as_array(value, op="Tensor.data")
         if arr.dtype.kind != "f" and self.requires_grad:
             arr = arr.astype(self._data.dtype)  # a tensor that requires grad stays floating
@@ -265,6 +263,8 @@ class Tensor:
             raise ValueError(f"Tensor.data: cannot assign an array of shape {arr.shape} "
                              f"to a tensor of shape {self._data.shape}")
         self._data = arr
+        if _ctx.on_write:  # after the write: a recording takes the new values as an effect
+            _ctx.write(self, "assigning .data")
 
     @property
     def shape(self) -> tuple[int, ...]:

@@ -23,14 +23,15 @@ def _flatten(obj: Any, leaves: list, where: str) -> Any:
     Tensors and arrays themselves go to ``leaves`` in order."""
     if isinstance(obj, Tensor):
         leaves.append(obj)
-        return ("T", obj._data.shape, obj._data.dtype.str, obj.requires_grad)
+        d = obj._data
+        return ("T", d.shape, d.dtype.str, obj.requires_grad, d.flags.c_contiguous)
     if isinstance(obj, np.ndarray):
         if obj.dtype.kind not in "biuf":
             raise TypeError(f"dg.compile: {where} is an array of dtype {obj.dtype} (shape "
                             f"{obj.shape}), which cannot be part of a signature; pass numbers "
                             "as a numeric array or a Tensor")
         leaves.append(obj)
-        return ("A", obj.shape, obj.dtype.str)
+        return ("A", obj.shape, obj.dtype.str, obj.flags.c_contiguous)
     if isinstance(obj, (list, tuple)):
         return (type(obj).__name__,
                 tuple(_flatten(v, leaves, f"{where}[{i}]") for i, v in enumerate(obj)))
@@ -46,12 +47,23 @@ def _flatten(obj: Any, leaves: list, where: str) -> Any:
     return ("V", type(obj), obj)
 
 
+def _aliases(leaves: list) -> tuple | None:
+    """None when every argument array is its own; else, per argument, the first argument
+    that is the same object or holds the same array (argument slots are positional, so a
+    call that passes one array twice is another program than one passing two)."""
+    ids = [id(x._data) if isinstance(x, Tensor) else id(x) for x in leaves]
+    if len(set(ids)) == len(ids) and len(set(map(id, leaves))) == len(leaves):
+        return None
+    return tuple((ids.index(i), [id(y) for y in leaves].index(id(x))) for i, x in zip(ids, leaves))
+
+
 def signature(args: tuple, kwargs: dict) -> tuple[Any, list]:
-    """The cache key of a call (types, shapes, dtypes, values, grad mode) and its arrays."""
+    """The cache key of a call (types, shapes, dtypes, layouts, values, which arguments
+    are the same array, grad mode) and its arrays."""
     leaves: list = []
     key = (tuple(_flatten(a, leaves, f"argument {i}") for i, a in enumerate(args)),
            tuple((k, _flatten(kwargs[k], leaves, f"argument {k!r}")) for k in sorted(kwargs)),
-           autograd.is_grad_enabled())
+           autograd.is_grad_enabled(), _aliases(leaves) if len(leaves) > 1 else None)
     return key, leaves
 
 
@@ -68,11 +80,48 @@ class Recorder(_context.listening_to):
 
     records = True  # a host step's inside and the engine's sum into .grad are not seen
 
-    def __init__(self) -> None:
+    def __init__(self, lines: bool = False) -> None:
         self.log: list = []            # (op, xs, kw, out) per call, an effect record per effect
         self.made: set[int] = set()    # ids of Tensors made from data during the recording
         self.keep: list = []           # everything the log names stays alive: ids stay unique
-        self.on_call = self.on_effect = self.log.append  # calls and effects, in order
+        self.attrs: dict = {}          # (id(obj), name) -> (obj, name, value): the guards
+        self.sums: dict = {}           # id(array) -> (tensor, array, checksum) of inputs
+        self.lines: list | None = None
+        self.locked: list = []         # arrays made read-only while recording (unlock())
+        log, locked, made = self.log, self.locked, self.made
+        lines = self.lines = [] if lines else None  # recheck_every: each record's user line
+
+        def on_call(call: tuple) -> None:
+            # The arrays of leaves read (parameters, arguments) are read-only while
+            # recording: a write into them through NumPy (``p.data -= ...``), which no
+            # replay could redo, raises at its line instead of training silently once.
+            for x in call[1]:
+                if x._op is None:
+                    d = x._data
+                    if d.flags.writeable and id(x) not in made:
+                        d.flags.writeable = False
+                        locked.append(d)
+            log.append(call)
+            if lines is not None:
+                lines.append(_user_line())
+
+        def on_effect(e: Any) -> None:
+            log.append(e)
+            if lines is not None:
+                lines.append(_user_line())
+        self.on_call, self.on_effect = on_call, on_effect
+
+    def unlock(self) -> None:
+        for d in self.locked:
+            d.flags.writeable = True
+        self.locked.clear()
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        self.unlock()
+
+    def on_attr(self, obj: Any, name: str, value: Any) -> None:
+        self.attrs.setdefault((id(obj), name), (obj, name, value))
 
     def on_create(self, t: Tensor) -> None:
         self.made.add(id(t))
@@ -84,4 +133,20 @@ class Recorder(_context.listening_to):
                           "number computed from it is frozen at its recorded value "
                           "(recheck_every=N re-runs eagerly to catch a change)")
 
-    on_write = on_read  # a write in place (assigning .data) is not replayed either
+    def on_write(self, t: Tensor, what: str) -> None:
+        """``t`` was written (its new values are ``t._data``): an effect the replay redoes."""
+        self.on_effect(Write(t, t._data, what, _user_line()))
+
+
+def _user_line() -> str:
+    f, _, _ = _context.user_frame(2)
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
+
+
+class Write:
+    """``t``'s values became ``value`` (``t.data = ...``, an in-place op) at ``line``."""
+
+    __slots__ = ("t", "value", "what", "line")
+
+    def __init__(self, t: Any, value: Any, what: str, line: str) -> None:
+        self.t, self.value, self.what, self.line = t, value, what, line

@@ -24,6 +24,7 @@ from ..conv import avg_pool2d, conv2d, max_pool2d
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from ..random import as_rng
 from . import functional as F
+from .. import _context as _ctx
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
@@ -73,6 +74,19 @@ def _shape_desc(value: Any) -> Any:
         return "unknown"
 
 
+_GUARDED = (bool, int, float, str, type(None))
+
+
+def _guard(m: Any) -> None:
+    """Tell the listeners (a ``dg.compile`` recording) the module's flags and scalar
+    settings that its forward may read: ``training`` and every plain Python number, bool
+    or string attribute (a Dropout's ``p``, an eps); a replay checks them every call."""
+    _ctx.attr(m, "training", m.training)
+    for k, v in vars(m).items():
+        if type(v) in _GUARDED:
+            _ctx.attr(m, k, v)
+
+
 class Module:
     """Base class: subclasses assign parameters and child modules in ``__init__`` and
     define ``forward``; calling the module calls ``forward``.
@@ -98,6 +112,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}: forward is not defined")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _ctx.on_attr:  # a recording (dg.compile) guards the flags the forward may read
+            _guard(self)
         return self.forward(*args, **kwargs)
 
     # ------------------------------------------------------------ finding parameters
