@@ -189,6 +189,8 @@ def _derive(fn: Any, source: Any, **kw: Any) -> np.ndarray:
     if isinstance(source, Tensor):
         source = source._data
     out = fn(source, **kw)
+    if isinstance(out, np.generic):  # an array, so that the recording knows it when read
+        out = np.asarray(out)
     if _ctx.on_effect:  # (also when out is source: fn may check it, as labels are)
         _ctx.effect(Derive(source, fn, kw, out))
     return out
@@ -199,6 +201,8 @@ def _draw(fn: Any, *args: Any) -> np.ndarray:
     mask). A ``dg.compile`` recording notes it, so that a replay draws again, from the same
     generator, instead of reusing the recorded draw."""
     out = fn(*args)
+    if type(out) is not np.ndarray:  # a 0-d draw may come back as a NumPy scalar: an array,
+        out = np.asarray(out)        # so that the recording knows it when an op reads it
     if _ctx.on_effect:
         _ctx.effect(Draw(fn, args, out))
     return out

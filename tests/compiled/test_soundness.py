@@ -289,3 +289,137 @@ def test_a_transposed_ufunc_result_then_a_reduction_is_bit_for_bit():
     for _ in range(3):
         X = rng.standard_normal((67, 129))
         _same(_np(fast(X)), _np(f(dg.tensor(X))))
+
+
+# ---------------------------------------------------------------- the guards and effects
+# (each test below kills one of the planted capture bugs of tests/mutants.py)
+
+
+def test_an_argument_that_starts_requiring_grad_records_again():
+    w = dg.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        loss = (x * w).sum()
+        loss.backward()
+        return loss
+    fast = dg.compile(step)
+    fast(dg.tensor([3.0, 4.0]))
+    x = dg.tensor([3.0, 4.0], requires_grad=True)
+    fast(x)
+    assert x.grad is not None and x.grad.numpy().tolist() == [1.0, 2.0]
+
+
+@pytest.mark.parametrize("as_array", [False, True])
+def test_an_argument_of_another_dtype_records_again(as_array):
+    fast = dg.compile(lambda x: x * 2 + 1)
+    for dt in (np.float64, np.float32, np.float64):
+        a = np.array([1.5, 2.25], dtype=dt)
+        out = fast(a if as_array else dg.tensor(a))
+        want = dg.tensor(a) * 2 + 1
+        _same(out.numpy(), want.numpy())
+
+
+def test_a_closed_over_tensor_that_stops_requiring_grad_records_again():
+    w1 = dg.tensor([1.0, 2.0], requires_grad=True)
+    w2 = dg.tensor([3.0, 4.0], requires_grad=True)
+
+    def step(x):
+        loss = (x * w1 * w2).sum()
+        loss.backward()
+        return loss
+    fast = dg.compile(step)
+    fast(dg.tensor([1.0, 1.0]))
+    w2.requires_grad_(False)
+    w1.grad = w2.grad = None
+    fast(dg.tensor([1.0, 1.0]))
+    assert w2.grad is None
+    assert w1.grad.numpy().tolist() == [3.0, 4.0]
+
+
+def test_a_closed_over_tensor_of_another_dtype_records_again():
+    w = dg.tensor([1.0, 2.0])
+    fast = dg.compile(lambda x: x * w)
+    x = np.array([0.1, 0.2], dtype=np.float32)
+    fast(x)
+    w.data = w.data.astype(np.float32)
+    _same(fast(x).numpy(), (dg.tensor(x) * w).numpy())
+
+
+def test_a_closed_over_tensor_without_grad_is_read_every_call():
+    c = dg.tensor([1.0, 2.0])
+    fast = dg.compile(lambda x: x * c)
+    fast(np.ones(2))
+    c.data = np.array([5.0, 7.0])
+    assert fast(np.ones(2)).numpy().tolist() == [5.0, 7.0]
+
+
+def test_a_hit_refreshes_the_programs_place_in_the_cache():
+    from duograd.capture import CACHE_SIZE
+    fast = dg.compile(lambda x: x + 1)
+    A = np.ones(1)
+    fast(A)
+    for k in range(CACHE_SIZE):
+        fast(np.ones(k + 2))
+        fast(A)
+    assert fast.traces == 1 + CACHE_SIZE
+
+
+def _state(model, opt):
+    params = [(p.data.copy(), None if p.grad is None else p.grad.data.copy()) for p in model.parameters()]
+    st = opt.state_dict()["state"]
+    return params, {k: {n: _np(v).copy() for n, v in s.items()} for k, s in st.items()}
+
+
+def _same_state(a, b):
+    for (d1, g1), (d2, g2) in zip(a[0], b[0]):
+        _same(d1, d2)
+        assert (g1 is None) == (g2 is None)
+        if g1 is not None:
+            _same(g1, g2)
+    assert a[1].keys() == b[1].keys()
+    for k in a[1]:
+        for n in a[1][k]:
+            _same(a[1][k][n], b[1][k][n])
+
+
+def test_a_replay_failing_after_the_optimizer_step_changes_nothing():
+    model = nn.Linear(3, 4)
+    opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+    def step(X, y, y_after):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        return F.cross_entropy(model(X), y_after)   # checks y_after after the step
+    fast = dg.compile(step)
+    rng = np.random.default_rng(0)
+    y = np.array([0, 1, 2, 3])
+    for _ in range(2):
+        fast(rng.standard_normal((4, 3)), y, y.copy())
+    assert fast.traces == 1
+    before = _state(model, opt)
+    with pytest.raises((IndexError, ValueError)):
+        fast(rng.standard_normal((4, 3)), y, np.array([0, 1, 2, 9]))
+    assert fast.traces == 1   # the replay failed, not a new recording
+    _same_state(before, _state(model, opt))
+
+
+def test_two_backward_passes_in_one_step_accumulate_as_eagerly():
+    results = []
+    for compiled in (False, True):
+        model = nn.Linear(3, 2)
+        model.weight.data = np.linspace(-1, 1, 6).reshape(model.weight.shape)
+        model.bias.data = np.array([0.5, -0.25])
+
+        def step(X):
+            model.zero_grad()
+            (model(X) ** 2).sum().backward()
+            model(X).sum().backward()
+            return [p.grad for p in model.parameters()]
+        run = dg.compile(step) if compiled else step
+        rng = np.random.default_rng(0)
+        results.append([_np(g) for _ in range(3) for g in run(rng.standard_normal((4, 3)))]
+                       + [_np(p.grad) for p in model.parameters()])
+    for a, b in zip(*results):
+        _same(a, b)
