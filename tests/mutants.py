@@ -310,6 +310,10 @@ MUTANTS: list[Mutant] = [
     Mutant("C-recheck-no-rollback", "duograd/capture/compiled.py",
            "        if i is not None:\n            put_back()", "        if i is not None:\n            pass",
            SOUND + " -k failed_recheck", "a failed recheck leaves the eager step's changes"),
+    Mutant("C-globals-unguarded", "duograd/capture/compiled.py",
+           "            program.values_read = values", "            program.values_read = []",
+           SOUND + " -k 'global_number or closed_over_number'",
+           "a global or closed-over number that fn reads is frozen at its recorded value"),
     # ------------------------------------------------------------ forward mode and func
     Mutant("J-last-tangent", "duograd/autograd.py",
            "t_out = ti if t_out is None else t_out + ti", "t_out = ti",

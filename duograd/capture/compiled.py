@@ -242,6 +242,8 @@ class Compiled:
 
     def _record(self, args: tuple, kwargs: dict, leaves: list) -> tuple[Any, Program]:
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
+        legacy = np.random.get_state()[2]  # the position of NumPy's global generator
+        values = _python_values(self.fn)
         try:
             with Recorder(lines=self.recheck_every is not None) as rec:
                 result = self.fn(*args, **kwargs)
@@ -260,6 +262,13 @@ class Compiled:
                     "replay cannot see such a write, so the recording stops here. Write with "
                     "Tensor operations (`p.data = (p - lr * p.grad).detach()`) or an optimizer") from e
             raise
+        state = np.random.get_state()
+        if state[2] != legacy:
+            raise RuntimeError(
+                "dg.compile: fn drew random numbers from NumPy's global generator (np.random.*) "
+                "while recording; a replay would reuse the recorded numbers. Draw with "
+                "dg.rand/dg.randn/dg.randint (drawn again by every replay), or draw outside fn "
+                "and pass the numbers as an argument")
         # The collector would walk the recording's ~10 objects per call again and again
         # while the program is built; nothing built here is cyclic garbage.
         enabled = gc.isenabled()
@@ -269,6 +278,7 @@ class Compiled:
             if self.recheck_every is not None:
                 program.prints = fingerprint(rec, leaves)
                 program.lines = rec.lines
+            program.values_read = values
         finally:
             if enabled:
                 gc.enable()
@@ -298,6 +308,33 @@ class Compiled:
                 "tensor or a global changed. Nothing was changed by this call (parameters, .grad, "
                 "optimizer state and generators are as before it); the next call records again")
         return result
+
+
+def _python_values(fn: Any) -> list:
+    """The plain Python values (numbers, bools, strings, None) that ``fn``'s own code reads
+    from its globals or its closure, as ``(namespace, name, value)``: a replay checks them
+    every call, and a change records again (a global learning rate, a closed-over flag)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    out = []
+    g = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        v = g.get(name, _NONE)
+        if type(v) in _PLAIN:
+            out.append((g, name, v))
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if type(v) in _PLAIN:
+            out.append((cell, None, v))
+    return out
+
+
+_PLAIN = (bool, int, float, complex, str, type(None))
+_NONE = object()
 
 
 def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = True) -> Compiled:

@@ -118,6 +118,7 @@ class Program:
         self.hosts = draft["hosts"]
         self.draws = draft["draws"]
         self.prints: list | None = None  # the recording's fingerprint, kept for recheck_every
+        self.values_read: list = []      # (globals or cell, name, value) fn's code reads
 
     @property
     def code(self) -> list:
@@ -147,6 +148,13 @@ class Program:
                 return False
         for obj, name, value in self.attrs:
             v = getattr(obj, name, _MISSING)
+            if v is not value and (type(v) is not type(value) or v != value):
+                return False
+        for where, name, value in self.values_read:
+            try:
+                v = where.cell_contents if name is None else where.get(name, _MISSING)
+            except ValueError:
+                return False
             if v is not value and (type(v) is not type(value) or v != value):
                 return False
         return True

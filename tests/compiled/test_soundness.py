@@ -423,3 +423,37 @@ def test_two_backward_passes_in_one_step_accumulate_as_eagerly():
                        + [_np(p.grad) for p in model.parameters()])
     for a, b in zip(*results):
         _same(a, b)
+
+
+# ---------------------------------------------------------------- what the recording reads
+
+
+SCALE = 2.0
+
+
+def test_a_global_number_read_by_fn_is_guarded():
+    global SCALE
+    fast = dg.compile(lambda x: x * SCALE)
+    assert fast(np.ones(2)).numpy().tolist() == [2.0, 2.0]
+    SCALE = 3.0
+    try:
+        assert fast(np.ones(2)).numpy().tolist() == [3.0, 3.0]
+    finally:
+        SCALE = 2.0
+
+
+def test_a_closed_over_number_is_guarded():
+    lr = 0.5
+
+    def step(x):
+        return x * lr
+    fast = dg.compile(step)
+    fast(np.ones(2))
+    lr = 0.25
+    assert fast(np.ones(2)).numpy().tolist() == [0.25, 0.25]
+
+
+def test_a_numpy_global_random_draw_raises_at_the_recording():
+    fast = dg.compile(lambda x: x * np.random.rand())
+    with pytest.raises(RuntimeError, match="global generator"):
+        fast(np.ones(2))
