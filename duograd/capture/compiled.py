@@ -254,14 +254,6 @@ class Compiled:
                     f"(so that NumPy arithmetic on it is recorded), and Tensor has no attribute "
                     f"{e.name!r}: use the Tensor's own method (or compute it outside fn)") from e
             raise
-        except ValueError as e:
-            if "read-only" in str(e):
-                raise RuntimeError(
-                    "dg.compile: fn writes in place into the NumPy array of a tensor it reads "
-                    "(a parameter's or an argument's: `p.data -= ...`, `x.numpy()[i] = ...`); a "
-                    "replay cannot see such a write, so the recording stops here. Write with "
-                    "Tensor operations (`p.data = (p - lr * p.grad).detach()`) or an optimizer") from e
-            raise
         state = np.random.get_state()
         if state[2] != legacy:
             raise RuntimeError(

@@ -260,14 +260,9 @@ class Builder:
         argument or a tensor read but not given). Values computed outside duograd's
         operations cannot be redone: that raises here, at the recording."""
         s = self.by_array.get(id(e.value))
-        if s is not None and s == self.by_tensor.get(id(e.t)) and id(e.t) not in self.rec.made:
-            s = None  # its own array, changed in place where the recording could not see
-        if s is None:
-            raise RuntimeError(
-                f"dg.compile: {e.what} at {e.line} writes values computed outside duograd's "
-                f"operations (shape {e.value.shape}, {e.value.dtype}), which a replay cannot "
-                "compute again; compute them with Tensor operations (for example "
-                "`p.data = (p - lr * p.grad).detach()`), or update parameters with an optimizer")
+        if s is None:  # (the recorder checked that a primitive made it)
+            raise RuntimeError(f"dg.compile: {e.what} at {e.line}: the values written are "
+                               "unknown to the recording")
         t = e.t
         old = self.by_tensor.get(id(t))
         self.by_tensor[id(t)] = s

@@ -10,11 +10,13 @@ when the step reads a tensor's value into Python or writes one in place.
 from __future__ import annotations
 
 import warnings
+import zlib
 from typing import Any
 
 import numpy as np
 
 from .. import _context, autograd
+from .._context import Host
 from .._tensor import Tensor
 
 
@@ -85,40 +87,51 @@ class Recorder(_context.listening_to):
         self.made: set[int] = set()    # ids of Tensors made from data during the recording
         self.keep: list = []           # everything the log names stays alive: ids stay unique
         self.attrs: dict = {}          # (id(obj), name) -> (obj, name, value): the guards
-        self.sums: dict = {}           # id(array) -> (tensor, array, checksum) of inputs
-        self.lines: list | None = None
-        self.locked: list = []         # arrays made read-only while recording (unlock())
-        log, locked, made = self.log, self.locked, self.made
+        self.sums: dict = {}           # id(array) -> (array, checksum): leaves' arrays read
+        self.outputs: set[int] = set()  # ids of the arrays the primitive calls returned
+        log, sums, outputs = self.log, self.sums, self.outputs
         lines = self.lines = [] if lines else None  # recheck_every: each record's user line
 
         def on_call(call: tuple) -> None:
-            # The arrays of leaves read (parameters, arguments) are read-only while
-            # recording: a write into them through NumPy (``p.data -= ...``), which no
-            # replay could redo, raises at its line instead of training silently once.
+            # The arrays of the leaves read (parameters, arguments, constants) are
+            # checksummed when first read and checked at each host step and at the end: a
+            # write into them through NumPy (``p.data -= ...``), which no replay could redo,
+            # raises instead of training silently once.
             for x in call[1]:
                 if x._op is None:
                     d = x._data
-                    if d.flags.writeable and id(x) not in made:
-                        d.flags.writeable = False
-                        locked.append(d)
+                    if id(d) not in sums:
+                        sums[id(d)] = (d, _checksum(d))
             log.append(call)
+            outputs.add(id(call[3]._data))
             if lines is not None:
                 lines.append(_user_line())
 
         def on_effect(e: Any) -> None:
+            if type(e) is Host:  # the host step may write them: checked now, taken afresh after
+                self.check(f"before the host step {getattr(e.fn, '__qualname__', e.fn)!r}")
+                sums.clear()
             log.append(e)
             if lines is not None:
                 lines.append(_user_line())
         self.on_call, self.on_effect = on_call, on_effect
 
-    def unlock(self) -> None:
-        for d in self.locked:
-            d.flags.writeable = True
-        self.locked.clear()
+    def check(self, when: str) -> None:
+        """Raise if an array read as a leaf's values changed since it was first read."""
+        for d, c in self.sums.values():
+            if _checksum(d) != c:
+                raise RuntimeError(
+                    f"dg.compile: fn changed the values of a tensor it reads (shape {d.shape}, "
+                    f"{d.dtype}) in place through NumPy ({when}): a write into `p.data`, "
+                    "`x.numpy()` or an array shared with a tensor (`p.data -= ...`, "
+                    "`x.numpy()[i] = ...`). No recording sees such a write, so no replay could "
+                    "redo it. Write with Tensor operations (`p.data = (p - lr * p.grad).detach()`, "
+                    "in-place methods) or an optimizer")
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)
-        self.unlock()
+        if exc[0] is None:
+            self.check("found at the end of the recording")
 
     def on_attr(self, obj: Any, name: str, value: Any) -> None:
         self.attrs.setdefault((id(obj), name), (obj, name, value))
@@ -134,8 +147,25 @@ class Recorder(_context.listening_to):
                           "(recheck_every=N re-runs eagerly to catch a change)")
 
     def on_write(self, t: Tensor, what: str) -> None:
-        """``t`` was written (its new values are ``t._data``): an effect the replay redoes."""
-        self.on_effect(Write(t, t._data, what, _user_line()))
+        """``t`` was written (its new values are ``t._data``): an effect the replay redoes,
+        when the values come from the primitives; else an error, here, at the user's line."""
+        d = t._data
+        seen = self.sums.get(id(d))
+        if seen is not None and _checksum(d) == seen[1]:
+            return  # the array it had, unchanged (``p.data = p.data``)
+        if seen is not None or id(d) not in self.outputs:
+            how = ("its own array, changed in place through NumPy (`p.data -= ...`)"
+                   if seen is not None else "values computed outside duograd's operations")
+            raise RuntimeError(
+                f"dg.compile: {what} stores {how} (shape {d.shape}, {d.dtype}); no recording "
+                "sees such values, so no replay could compute them again. Write with Tensor "
+                "operations (`p.data = (p - lr * p.grad).detach()`, in-place methods) or an "
+                "optimizer")
+        self.on_effect(Write(t, d, what, _user_line()))
+
+
+def _checksum(d: np.ndarray) -> int:
+    return zlib.crc32(d if d.flags.c_contiguous else np.ascontiguousarray(d))
 
 
 def _user_line() -> str:
