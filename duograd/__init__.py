@@ -39,6 +39,8 @@ from .elementwise import (acos, acosh, asin, asinh, atan, atan2, atanh, ceil, co
                           sinh, tan, trunc)
 from . import linalg  # noqa: E402
 from .linalg import addmm, baddbmm, bmm, dot, einsum, mm, mv, outer, tensor_norm as norm  # noqa: E402
+from .conv import (_adaptive_max_pool1d_torch as adaptive_max_pool1d, adaptive_avg_pool1d, avg_pool1d,
+                   conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, random, viz  # noqa: E402  (after the engine they build on)
 from .nn.functional import celu, prelu, selu  # noqa: E402  (torch has them at the top level too)
@@ -66,6 +68,8 @@ __all__ = [
     "logical_not", "logical_and", "logical_or", "logical_xor",
     "selu", "celu", "prelu",
     "einsum", "outer", "bmm", "mm", "mv", "dot", "addmm", "baddbmm", "norm", "linalg",
+    "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
+    "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "random", "viz",
     "compile", "Compiled",

@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import weakref
+
 import numpy as np
 
 from . import _context as _ctx
@@ -177,6 +179,8 @@ def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs:
     t._op = op
     t._inputs = inputs
     t._kw = kw
+    if op is not None:
+        t._stamp = _state_writes()
     if _ctx.on_create:
         _ctx.created(t)
     return t
@@ -223,7 +227,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_grad", "requires_grad", "_op", "_inputs", "_kw", "_tangent",
-                 "__weakref__")
+                 "_stamp", "__weakref__")  # _stamp: see _version below (set on graph nodes only)
     # Comparisons are elementwise (methods.py), so identity hashing is kept explicitly:
     # the engine keys its dicts and sets by Tensor.
     __hash__ = object.__hash__
@@ -294,6 +298,13 @@ class Tensor:
     def device(self) -> "device":
         """Where the values live: always ``dg.device("cpu")``."""
         return _CPU
+
+    @property
+    def _version(self) -> int:
+        """How many in-place writes this tensor's memory has had (0 for a new tensor). Views
+        share their base's counter, as torch's do: the counter belongs to the memory."""
+        rec = _VERSIONS.get(id(_root(self._data)))
+        return 0 if rec is None else rec.version
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shared, not copied). A tensor that requires grad
@@ -368,6 +379,71 @@ class Tensor:
         if self._data.dtype not in (_default_float, int64, bool_):
             extra += f", dtype={self._data.dtype}"
         return f"tensor({body}{extra})"
+
+
+# ---------------------------------------------------------------- versions (in-place writes)
+# Every in-place write (duograd/inplace.py, the optimizers) bumps the version of the memory it
+# writes; autograd counts the writes (``autograd._writes``) and stamps each graph node with the
+# count at its creation (``Tensor._stamp``), so a backward looks at versions only for a node
+# made before some write. The records are kept per memory root (the NumPy array that owns the
+# memory), so a view and its base share one counter, as in torch. Tensors whose memory was
+# never written have no record: reading a version is the only cost they can pay.
+
+def _state_writes() -> int:
+    from . import autograd  # (imported lazily: this module imports nothing else from duograd)
+    return autograd._writes
+
+
+class _Writes:
+    """The writes one memory root has had: its version and the global numbers of its writes
+    (the last ``_LOG`` of them; ``floor`` is the newest one dropped), and those of them that
+    gave a tensor a new node (``graph``: the writes autograd recorded)."""
+
+    __slots__ = ("version", "log", "floor", "graph", "__weakref__")
+
+    def __init__(self) -> None:
+        self.version, self.log, self.floor, self.graph = 0, [], 0, []
+
+    def add(self, w: int) -> None:
+        self.version += 1
+        self.log.append(w)
+        if len(self.log) > _LOG:
+            half = len(self.log) // 2
+            self.floor = self.log[half - 1]
+            del self.log[:half]
+
+    def since(self, w: int) -> bool:
+        """Whether a write numbered above ``w`` happened."""
+        return bool(self.log) and self.log[-1] > w
+
+    def rebased_between(self, lo: int, hi: int) -> bool:
+        """Whether a recorded write numbered in (lo, hi] happened."""
+        return any(lo < w <= hi for w in self.graph)
+
+    def version_at(self, w: int) -> int:
+        """The version just after write number ``w`` (a lower bound if the log was cut)."""
+        return self.version - sum(1 for x in self.log if x > w)
+
+
+_LOG = 4096
+_VERSIONS: dict[int, _Writes] = {}
+
+
+def _root(arr: np.ndarray) -> np.ndarray:
+    """The array that owns ``arr``'s memory (``arr`` itself if it owns it)."""
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+def _writes_of(arr: np.ndarray, create: bool = False) -> "_Writes | None":
+    root = _root(arr)
+    key = id(root)
+    rec = _VERSIONS.get(key)
+    if rec is None and create:
+        rec = _VERSIONS[key] = _Writes()
+        weakref.finalize(root, _VERSIONS.pop, key, None)
+    return rec
 
 
 # ---------------------------------------------------------------- operands

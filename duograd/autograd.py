@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -34,11 +35,14 @@ import numpy as np
 from . import _context as _ctx
 from ._context import Accumulate, Host
 from .shapes import sum_to
-from ._tensor import Tensor, _lift_all, _ndarray, _new, _wrap
+from ._tensor import Tensor, _lift_all, _ndarray, _new, _wrap, _writes_of
 
 # The recording state (grad mode, forward levels, listeners) is in _context, one module for
 # the whole engine (single-threaded by design, as in micrograd and HIPS autograd).
 _level_counter = itertools.count(1)
+_writes = 0                      # in-place writes so far (duograd/inplace.py); each graph node
+                                 # keeps the count at its creation in ``_stamp``
+_last_alias = 0                  # the last of them that may have changed a view's or base's values
 
 ELEMENTWISE = "elementwise"  # jvp marker: the Jacobian is diagonal, so each VJP rule is its JVP rule
 LINEAR = "linear"            # jvp marker: the op is linear in its inputs, so its JVP is the op itself
@@ -227,6 +231,7 @@ class Primitive:
                 if x.requires_grad:  # record: the output becomes a node of the graph
                     out.requires_grad = True
                     out._op, out._inputs, out._kw = self, xs, kw
+                    out._stamp = _writes
                     break
             else:
                 out.requires_grad = False
@@ -413,6 +418,7 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
     """
     deps: dict[Tensor, int] = {}
     stack = []
+    rebased = bool(_REBASED)  # a tensor was rebased by an in-place write: follow the old nodes
     for r in roots:
         if r not in deps:
             deps[r] = 0
@@ -424,6 +430,8 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
             if node._op is not None:
                 raise _released(node)
             continue
+        if rebased and node._stamp != _writes:  # the inputs as they were when recorded
+            inputs = _recorded_inputs(node)
         for x in inputs:
             if x.requires_grad:
                 c = deps.get(x)
@@ -439,6 +447,8 @@ def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
         order.append(node)
         inputs = node._inputs
         if inputs is not None:
+            if rebased and node._stamp != _writes:
+                inputs = _recorded_inputs(node)
             for x in inputs:
                 if x.requires_grad:
                     c = deps[x] - 1
@@ -454,7 +464,9 @@ def _prune(order: list[Tensor], targets: Sequence[Tensor], allow_unused: bool) -
     wanted = set(targets)
     needed: set[Tensor] = set()
     for node in reversed(order):  # inputs before their consumers
-        if node in wanted or (node._inputs is not None and any(x in needed for x in node._inputs)):
+        if node in wanted or (node._inputs is not None and any(
+                x in needed for x in (node._inputs if node._stamp == _writes
+                                      else _recorded_inputs(node)))):
             needed.add(node)
     if not allow_unused:
         for i, t in enumerate(targets):
@@ -506,6 +518,8 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
         on_node, on_edge, on_done = _ctx.on_node, _ctx.on_edge, _ctx.on_done
         for f in _ctx.on_pass:
             f(True)
+    # after a write through a view (or its base), every node is checked (_as_recorded)
+    careful = _last_alias and any(n._inputs is not None and n._stamp < _last_alias for n in order)
     prev_mode = set_grad_enabled(create_graph)
     try:
         for r, s in zip(roots, seeds):
@@ -532,6 +546,9 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 continue
             op = node._op
             rules = op.vjp
+            out, args = node, inputs
+            if node._stamp != _writes or careful:  # an in-place write since this node was made
+                inputs, out, args = _as_recorded(node, inputs)
             for i, x in enumerate(inputs):
                 if not x.requires_grad or (needed is not None and x not in needed):
                     continue
@@ -541,7 +558,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                     rule = None
                 if rule is None:
                     rule = op.vjp_rule(i)
-                gx = raw = rule(g, node, *inputs, **kw)
+                gx = raw = rule(g, out, *args, **kw)
                 xd, gd = x._data, raw._data
                 if gd.shape != xd.shape or gd.dtype is not xd.dtype:  # the cheap test first
                     gx = _fit(op, i, raw, x)
@@ -628,3 +645,275 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     results = backpropagate(outputs, seeds, create_graph, retain_graph, targets=inputs,
                             allow_unused=allow_unused)
     return tuple(results.get(x) for x in inputs)
+
+
+# ---------------------------------------------------------------- in-place writes and versions
+# duograd/inplace.py writes tensors in place (the optimizers too, through ``bump``). A tensor
+# written while autograd records gets a new node (it is "rebased": its node becomes the
+# in-place op, whose input is a new Tensor holding the node it had). Consumers recorded
+# before the write still hold the tensor itself, so ``_REBASED[t]`` lists (write number,
+# the node t had before that write): a backward routes each consumer to the node it saw.
+# A node's own ``_stamp`` (the write count at its creation) is all the hot path pays: only
+# when a write happened since does a backward come here.
+
+# (Keyed by id, each entry dropped when its tensor dies: a WeakKeyDictionary would compare
+# Tensors with ==, which is elementwise.)
+_REBASED: dict[int, list] = {}
+_SUPERSEDED: dict[int, int] = {}  # id(stand-in) -> the write that replaced that node
+
+
+def _keep(table: dict, t: Tensor, value: Any) -> None:
+    key = id(t)
+    if key not in table:
+        weakref.finalize(t, table.pop, key, None)
+    table[key] = value
+
+
+def bump(t: Tensor) -> int:
+    """Count one in-place write to ``t``'s memory (its version, and its views', goes up by
+    one); returns the write's number."""
+    global _writes
+    _writes += 1
+    _writes_of(t._data, create=True).add(_writes)
+    return _writes
+
+
+def rebase(t: Tensor, old: Tensor, new: Tensor, w: int, alias: bool) -> None:
+    """``t`` (written in place by write number ``w``) takes ``new``'s node; ``old`` holds the
+    node ``t`` had, for the consumers recorded before the write. ``alias``: other arrays
+    may share the memory (a view, a base), whose nodes do not know of the write."""
+    global _last_alias
+    if alias:
+        _last_alias = w
+    _writes_of(t._data).graph.append(w)
+    _keep(_REBASED, t, _REBASED.get(id(t), []) + [(w, old)])
+    _keep(_SUPERSEDED, old, w)
+    t._op, t._inputs, t._kw = new._op, new._inputs, new._kw
+    t.requires_grad = True
+    t._stamp = w
+
+
+def _at(x: Tensor, stamp: int) -> Tensor:
+    """The node ``x`` was when write number ``stamp`` had just happened."""
+    log = _REBASED.get(id(x))
+    if log is not None:
+        for w, old in log:
+            if w > stamp:
+                return old
+    return x
+
+
+def _recorded_inputs(node: Tensor) -> tuple:
+    """``node``'s inputs as the nodes they were when ``node`` was recorded."""
+    if node._stamp == _writes:
+        return node._inputs
+    return tuple([_at(x, node._stamp) for x in node._inputs])
+
+
+class _Stale:
+    """The values of a tensor written in place after a node saved it: the shape and dtype
+    can be read (rules read them), the values cannot: any use raises the version error."""
+
+    __slots__ = ("shape", "dtype", "ndim", "size", "_msg")
+
+    def __init__(self, arr: np.ndarray, msg: str) -> None:
+        self.shape, self.dtype, self.ndim, self.size, self._msg = (arr.shape, arr.dtype, arr.ndim,
+                                                                   arr.size, msg)
+
+    def _fail(self, *args: Any, **kw: Any) -> Any:
+        raise RuntimeError(self._msg)
+
+    def __getattr__(self, name: str) -> Any:
+        raise RuntimeError(self._msg)
+
+    __array__ = __array_ufunc__ = __array_function__ = __getitem__ = __len__ = __iter__ = _fail
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
+    __rtruediv__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __neg__ = __abs__ = _fail
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __float__ = __bool__ = _fail
+    __hash__ = object.__hash__
+
+
+def _stale(x: Tensor, node: Tensor, what: str, version: int, expected: int) -> Tensor:
+    msg = (f"one of the variables needed for gradient computation has been modified by an "
+           f"inplace operation: [{what} of '{node._op.name}', shape {x.shape}, {x.dtype}] is at "
+           f"version {version}; expected version {expected} instead. Hint: the write came after "
+           f"'{node._op.name}' saved it; do it on a clone(), or after the backward")
+    t = _new(Tensor)
+    t._data = _Stale(x._data, msg)
+    t._grad = t._tangent = None
+    t.requires_grad = x.requires_grad
+    t._op = t._inputs = t._kw = None
+    return t
+
+
+def _as_recorded(node: Tensor, inputs: tuple) -> tuple[tuple, Tensor, list]:
+    """For a node recorded before some in-place write: the inputs it consumed (the edges of
+    the graph), and what its rules get: ``out`` and the inputs, each replaced by a stand-in
+    that raises the version error if a rule reads values written after the node saved them.
+    Raises at once for an input whose value was changed through a view or its base before
+    the node consumed it (its own graph does not explain that value)."""
+    s = node._stamp
+    edges = tuple([_at(x, s) for x in inputs])
+    args = list(edges)
+    for i, x in enumerate(edges):
+        if x._op is not None:
+            rec = _writes_of(x._data)
+            upper = min(s, _SUPERSEDED.get(id(x), s + 1) - 1)
+            if rec is not None and rec.rebased_between(x._stamp, upper):
+                raise RuntimeError(
+                    f"backward: input {i} of '{node._op.name}' (shape {x.shape}), the output of "
+                    f"'{x._op.name}', was modified in place through a view or through its base "
+                    "after it was computed; duograd does not carry such a write over to the other "
+                    "tensors sharing the memory. Write to the tensor itself, or clone() the view "
+                    "first")
+        # the memory the node read (a stand-in holding a copy of an old value reads its copy
+        # only for the in-place op that made it; the tensor itself for everyone else)
+        rec = _writes_of(inputs[i]._data)
+        if rec is not None and rec.since(s):
+            args[i] = _stale(x, node, f"input {i}", rec.version, rec.version_at(s))
+    out = node
+    rec = _writes_of(node._data)
+    if rec is not None and rec.since(s):
+        out = _stale(node, node, "output", rec.version, rec.version_at(s))
+    return edges, out, args
+
+
+
+# ---------------------------------------------------------------- dg.autograd.Function
+# PyTorch's way to define an operation, built on Primitive: a subclass gives
+# ``@staticmethod forward(ctx, *args)`` (Tensors in, Tensors out; run with recording off) and
+# ``@staticmethod backward(ctx, *grads)`` (one gradient per output in, one per forward argument
+# out, None where an argument needs none). ``apply`` makes each output a node whose VJP rules
+# call ``backward``, so a backward written in Tensor operations is recorded under
+# ``create_graph`` like any rule and can be differentiated again.
+
+
+class FunctionCtx:
+    """The ``ctx`` of a ``Function``: what ``forward`` keeps for ``backward``."""
+
+    def __init__(self, needs_input_grad: tuple[bool, ...]) -> None:
+        self.needs_input_grad = needs_input_grad
+        self._saved: tuple = ()
+        self._versions: tuple = ()
+        self._non_differentiable: set[int] = set()
+        self._outputs: dict[int, Tensor] = {}   # id(forward's output) -> the node returned
+        self._last: tuple = (None, None)         # (the cotangents, backward's result) cached
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep ``tensors`` (inputs, outputs, or None) for ``backward``."""
+        for t in tensors:
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save Tensors or None, got "
+                                f"{type(t).__name__}")
+        self._saved = tensors
+        self._versions = tuple(None if t is None else t._version for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved tensors (an output saved in ``forward`` is the output ``apply``
+        returned); raises if one was modified in place since it was saved."""
+        out = []
+        for i, (t, v) in enumerate(zip(self._saved, self._versions)):
+            if t is not None and t._version != v:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [saved tensor {i} of {self._name}, shape {t.shape}] is "
+                    f"at version {t._version}; expected version {v} instead")
+            out.append(self._outputs.get(id(t), t) if t is not None else None)
+        return tuple(out)
+
+    def mark_non_differentiable(self, *outputs: Tensor) -> None:
+        """Outputs that get no gradient (their nodes have no VJP: indices, masks)."""
+        self._non_differentiable.update(id(t) for t in outputs)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """Accepted for torch's API; gradients are always materialised (zeros, not None)."""
+
+
+class Function:
+    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call
+    ``apply``, as ``torch.autograd.Function``.
+
+    >>> import duograd as dg
+    >>> class Cube(dg.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x ** 3
+    ...     @staticmethod
+    ...     def backward(ctx, g):
+    ...         (x,) = ctx.saved_tensors
+    ...         return g * 3 * x ** 2
+    >>> x = dg.tensor(2.0, requires_grad=True)
+    >>> (gx,) = dg.grad(Cube.apply(x), x, create_graph=True)
+    >>> (gxx,) = dg.grad(gx, x)
+    >>> float(gx), float(gxx)
+    (12.0, 12.0)
+    """
+
+    @staticmethod
+    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError("Function.forward: define it in the subclass")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grads: Any) -> Any:
+        raise NotImplementedError("Function.backward: define it in the subclass")
+
+    @classmethod
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
+        name = cls.__name__
+        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
+        ctx._name = name
+        with no_grad():
+            result = cls.forward(ctx, *args, **kwargs)
+        many = isinstance(result, tuple)
+        outs = result if many else (result,)
+        for i, o in enumerate(outs):
+            if not isinstance(o, Tensor):
+                raise TypeError(f"{name}.forward must return Tensors; output {i} is a "
+                                f"{type(o).__name__}")
+        where = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        inputs = tuple(args[i] for i in where)
+        n_out = len(outs)
+
+        def grads_for(k: int, g: Tensor, out: Tensor, xs: tuple) -> tuple:
+            """backward's gradients for the forward arguments, given ``g`` for output k
+            (zeros for the others; backward is linear in them). Cached for one ``g``."""
+            if ctx._last[0] is g:
+                return ctx._last[1]
+            gs = tuple(g if j == k else zeros_like_p(o_node) for j, o_node in enumerate(nodes))
+            res = cls.backward(ctx, *gs)
+            res = res if isinstance(res, tuple) else (res,)
+            if len(res) != len(args):
+                raise RuntimeError(f"{name}.backward returned an incorrect number of gradients "
+                                   f"(expected {len(args)}, got {len(res)})")
+            ctx._last = (g, res)
+            return res
+
+        def rule_for(k: int, i: int) -> Any:
+            def rule(g: Tensor, out: Tensor, *xs: Tensor) -> Tensor:
+                gx = grads_for(k, g, out, xs)[where[i]]
+                if gx is None:
+                    return zeros_like_p(xs[i])
+                if not isinstance(gx, Tensor):
+                    raise TypeError(f"{name}.backward: the gradient of argument {where[i]} is a "
+                                    f"{type(gx).__name__}, not a Tensor or None")
+                if gx.shape != xs[i].shape:
+                    raise RuntimeError(f"{name}.backward: the gradient of argument {where[i]} has "
+                                       f"shape {gx.shape}; the argument has shape {xs[i].shape}")
+                return gx
+            return rule
+
+        nodes: list[Tensor] = []
+        for k, o in enumerate(outs):
+            data = o._data
+            label = name if n_out == 1 else f"{name}[{k}]"
+            if id(o) in ctx._non_differentiable:
+                prim = Primitive(label, lambda *xs, data=data: data, differentiable=False)
+            else:
+                prim = Primitive(label, lambda *xs, data=data: data,
+                                 vjp=tuple(rule_for(k, i) for i in range(len(inputs))))
+            node = prim(*inputs) if inputs else o
+            ctx._outputs[id(o)] = node
+            nodes.append(node)
+        return tuple(nodes) if many else nodes[0]

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from . import _tensor, autograd, elementwise as ew, hooks, indexing, linalg, ops, reductions
+from . import _tensor, autograd, elementwise as ew, hooks, indexing, inplace, linalg, ops, reductions
 from ._tensor import Tensor
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
@@ -297,6 +297,30 @@ class _Methods:
 
     register_hook = hooks.register_hook  # state kept by duograd.hooks, keyed by identity
     retain_grad = hooks.retain_grad
+
+    # ------------------------------------------------------------ in-place (branch `inplace`)
+    # Each goes through inplace.write (checks, the write, the version, the rebase).
+    def add_(self, other, *, alpha=1) -> Tensor: return inplace.add_(self, other, alpha=alpha)
+    def sub_(self, other, *, alpha=1) -> Tensor: return inplace.sub_(self, other, alpha=alpha)
+    def mul_(self, other) -> Tensor: return inplace.mul_(self, other)
+    def div_(self, other) -> Tensor: return inplace.div_(self, other)
+    def pow_(self, exponent) -> Tensor: return inplace.pow_(self, exponent)
+    def neg_(self) -> Tensor: return inplace.neg_(self)
+    def exp_(self) -> Tensor: return inplace.exp_(self)
+    def clamp_(self, min=None, max=None) -> Tensor: return inplace.clamp_(self, min, max)  # noqa: A002
+    def zero_(self) -> Tensor: return inplace.zero_(self)
+    def fill_(self, value) -> Tensor: return inplace.fill_(self, value)
+    def copy_(self, src, non_blocking=False) -> Tensor: return inplace.copy_(self, src)
+    def uniform_(self, a=0.0, b=1.0, *, generator=None) -> Tensor:
+        return inplace.uniform_(self, a, b, generator=generator)
+    def normal_(self, mean=0.0, std=1.0, *, generator=None) -> Tensor:
+        return inplace.normal_(self, mean, std, generator=generator)
+    def __setitem__(self, index, value) -> None: inplace.setitem(self, index, value)
+    def __iadd__(self, other): return inplace.add_(self, other)
+    def __isub__(self, other): return inplace.sub_(self, other)
+    def __imul__(self, other): return inplace.mul_(self, other)
+    def __itruediv__(self, other): return inplace.div_(self, other)
+    def __imatmul__(self, other): return inplace.imatmul(self, other)
 
     # ------------------------------------------------------------ NumPy's functions
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

@@ -589,5 +589,5 @@ for _path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__fil
     importlib.import_module("spec_rows." + os.path.basename(_path)[:-3])
 
 SPECS_BY_NAME: dict[str, OpSpec] = {s.name: s for s in OP_SPECS}
-assert len(SPECS_BY_NAME) == len(OP_SPECS), "spec names must be unique"
+assert len(SPECS_BY_NAME) == len(OP_SPECS), "spec names must be unique: " + str(sorted(n for n in SPECS_BY_NAME if sum(s.name == n for s in OP_SPECS) > 1))
 assert len({s.name for s in SELECTOR_SPECS}) == len(SELECTOR_SPECS), "selector names must be unique"

@@ -17,13 +17,16 @@
 from . import functional
 from .modules import (MLP, CrossEntropyLoss, Dropout, Linear, Module, MSELoss, ReLU, Sequential,
                       Sigmoid, Tanh)
-from .modules import AvgPool2d, Conv2d, Flatten, MaxPool2d
 from .modules import (BCELoss, BCEWithLogitsLoss, CosineSimilarity, HuberLoss, KLDivLoss,  # layers
                       L1Loss, NLLLoss, SmoothL1Loss)
 from .containers import Identity, ModuleDict, ModuleList, Parameter
 from .sparse import Embedding
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .attention import MultiheadAttention
+from .modules import Flatten
+from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
+                          AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
+                          Fold, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, Unfold, Upsample)
 from . import utils  # noqa: E402  (it refers to the modules above)
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
                          LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax,
@@ -40,4 +43,7 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            # activations (branch elementwise)
            "GELU", "SiLU", "Mish", "ELU", "SELU", "CELU", "LeakyReLU", "ReLU6", "Hardtanh",
            "Hardsigmoid", "Hardswish", "Softsign", "LogSigmoid", "Softplus", "Softmin", "GLU",
-           "PReLU", "Softmax", "LogSoftmax"]
+           "PReLU", "Softmax", "LogSoftmax",
+           "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxUnpool1d",
+           "MaxUnpool2d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold"]

@@ -877,3 +877,13 @@ from ._activations import (FUNCTIONS as _ACTIVATIONS, celu, elu, gelu, glu, hard
                            selu, silu, softmin, softplus, softsign)  # (re-exported through __all__)
 
 __all__ += _ACTIVATIONS
+# ---------------------------------------------------------------- convolution and pooling (conv branch)
+from ..conv import (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_max_pool1d,  # noqa: E402
+                    adaptive_max_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d, conv3d,
+                    conv_transpose1d, conv_transpose2d, conv_transpose3d, fold, interpolate,
+                    max_pool1d, max_pool2d, max_unpool1d, max_unpool2d, pad, unfold)
+
+__all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+            "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
+            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+            "pad", "interpolate", "unfold", "fold"]

@@ -20,14 +20,13 @@ from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
-from ..conv import avg_pool2d, conv2d, max_pool2d
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from ..random import as_rng
 from . import functional as F
 from .. import _context as _ctx
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
-           "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
+           "MSELoss", "CrossEntropyLoss", "Flatten",
            "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
            "KLDivLoss", "CosineSimilarity"]
 
@@ -896,102 +895,7 @@ class MLP(Module):
         return f"MLP({' -> '.join(map(str, sizes))}, activation={self.activation!r})"
 
 
-# ---------------------------------------------------------------- convolution and pooling
-
-def _pair_arg(value: Any, name: str, layer: str, minimum: int) -> tuple[int, int]:
-    """A layer's int-or-pair argument, checked when the layer is built (not at first use)."""
-    from ..conv import _pair  # the same check and message as the functions
-
-    return _pair(value, name, layer, minimum)
-
-
-class Conv2d(Module):
-    """2-D convolution of NCHW input, ``dg.conv2d(x, weight, bias, stride, padding)``, with
-    ``weight`` of shape (out_channels, in_channels, kh, kw) and ``bias`` of shape
-    (out_channels,) or None: PyTorch's layout, so ``nn.utils.load_torch_state_dict`` copies
-    a ``torch.nn.Conv2d``'s parameters as they are.
-
-    Both are drawn uniformly from [-1/sqrt(fan_in), 1/sqrt(fan_in)] with fan_in =
-    in_channels * kh * kw, weight first, as PyTorch's default initialisation; ``rng`` (a
-    ``numpy.random.Generator`` or an int seed) makes them reproducible.
-
-    >>> import duograd as dg
-    >>> from duograd import nn
-    >>> conv = nn.Conv2d(1, 16, 3, padding=1, rng=0)
-    >>> conv.weight.shape, conv.bias.shape
-    ((16, 1, 3, 3), (16,))
-    >>> conv(dg.ones((8, 1, 8, 8))).shape
-    (8, 16, 8, 8)
-    """
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, bias: bool = True, rng: Any = None) -> None:
-        for name, n in (("in_channels", in_channels), ("out_channels", out_channels)):
-            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"Conv2d: {name} must be a positive int, got {n!r}")
-        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
-        self.kernel_size = _pair_arg(kernel_size, "kernel_size", "Conv2d", 1)
-        self.stride = _pair_arg(stride, "stride", "Conv2d", 1)
-        self.padding = _pair_arg(padding, "padding", "Conv2d", 0)
-        gen = as_rng(rng)
-        bound = 1.0 / np.sqrt(self.in_channels * self.kernel_size[0] * self.kernel_size[1])
-        shape = (self.out_channels, self.in_channels) + self.kernel_size
-        self.weight = Tensor(gen.uniform(-bound, bound, shape), requires_grad=True)
-        self.bias = (Tensor(gen.uniform(-bound, bound, self.out_channels), requires_grad=True)
-                     if bias else None)
-
-    def forward(self, x: Any) -> Tensor:
-        return conv2d(_input(x), self.weight, self.bias, self.stride, self.padding)
-
-    def _extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}, padding={self.padding}, bias={self.bias is not None}")
-
-
-class MaxPool2d(Module):
-    """``dg.max_pool2d(x, kernel_size, stride, padding)`` as a module; ``stride`` defaults
-    to ``kernel_size``. Tied elements share a window's gradient.
-
-    >>> import duograd as dg
-    >>> from duograd import nn
-    >>> nn.MaxPool2d(2)(dg.ones((8, 16, 8, 8))).shape
-    (8, 16, 4, 4)
-    """
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        self.kernel_size = _pair_arg(kernel_size, "kernel_size", "MaxPool2d", 1)
-        self.stride = self.kernel_size if stride is None else _pair_arg(stride, "stride", "MaxPool2d", 1)
-        self.padding = _pair_arg(padding, "padding", "MaxPool2d", 0)
-
-    def forward(self, x: Any) -> Tensor:
-        return max_pool2d(_input(x), self.kernel_size, self.stride, self.padding)
-
-    def _extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
-
-class AvgPool2d(Module):
-    """``dg.avg_pool2d(x, kernel_size, stride, padding)`` as a module; ``stride`` defaults
-    to ``kernel_size``, and padding zeros count in the average (as in PyTorch).
-
-    >>> import duograd as dg
-    >>> from duograd import nn
-    >>> nn.AvgPool2d(2)(dg.ones((1, 1, 4, 4))).numpy()
-    array([[[[1., 1.],
-             [1., 1.]]]])
-    """
-
-    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
-        self.kernel_size = _pair_arg(kernel_size, "kernel_size", "AvgPool2d", 1)
-        self.stride = self.kernel_size if stride is None else _pair_arg(stride, "stride", "AvgPool2d", 1)
-        self.padding = _pair_arg(padding, "padding", "AvgPool2d", 0)
-
-    def forward(self, x: Any) -> Tensor:
-        return avg_pool2d(_input(x), self.kernel_size, self.stride, self.padding)
-
-    def _extra_repr(self) -> str:
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
+# ---------------------------------------------------------------- flattening
 
 class Flatten(Module):
     """Every dimension but the first (the batch) flattened into one, as ``torch.nn.Flatten()``.

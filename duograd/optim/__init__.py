@@ -23,7 +23,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from ..autograd import host
+from ..autograd import bump, host
 from .._tensor import Tensor  # a public name; not `from .. import` (an import cycle)
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
@@ -33,12 +33,14 @@ __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", 
 
 def _write(p: Tensor, base: np.ndarray, step: np.ndarray) -> None:
     """``p``'s values become ``base - step``, computed straight into ``p``'s own array (no
-    temporary; a read-only array is replaced instead)."""
+    temporary; a read-only array is replaced instead). Its version goes up, as torch.optim's
+    in-place step bumps it (a graph that saved ``p`` before the step raises on backward)."""
     data = p._data
     if data.flags.writeable:
         np.subtract(base, step, out=data)
     else:
         p.data = base - step
+    bump(p)
 
 class Optimizer:
     """What every optimizer shares, as ``torch.optim.Optimizer``: ``param_groups`` (a list

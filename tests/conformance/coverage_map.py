@@ -48,6 +48,11 @@ COVERED_BY: dict[str, str] = {
     "lr_scheduler.OneCycleLR": "tests/nn_optim/test_optim_more.py::test_schedule_matches_torch_over_30_steps",
     "lr_scheduler.SequentialLR": "tests/nn_optim/test_optim_more.py::test_schedule_matches_torch_over_30_steps",
     "lr_scheduler.ReduceLROnPlateau": "tests/nn_optim/test_optim_more.py::test_reduce_lr_on_plateau_matches_torch",
+    "nn.Conv1d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
+    "nn.Conv2d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
+    "nn.Conv3d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
+    "nn.ConvTranspose1d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
+    "nn.ConvTranspose2d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
 }
 
 # Public names that torch also has and that have no row yet. Empty when the table is complete.
@@ -90,14 +95,12 @@ KNOWN_MISSING: frozenset[str] = frozenset({
     "dg.broadcast_to",
     "dg.clip",
     "dg.compile",
-    "dg.conv2d",
     "dg.cumsum",
     "dg.is_grad_enabled",
     "dg.log_softmax",
     "dg.logsumexp",
     "dg.matmul",
     "dg.max",
-    "dg.max_pool2d",
     "dg.maximum",
     "dg.mean",
     "dg.min",
@@ -110,8 +113,5 @@ KNOWN_MISSING: frozenset[str] = frozenset({
     "dg.transpose",
     "dg.unsqueeze",
     "dg.var",
-    "nn.AvgPool2d",
-    "nn.Conv2d",
     "nn.Flatten",
-    "nn.MaxPool2d",
 })

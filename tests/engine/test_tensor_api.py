@@ -244,7 +244,9 @@ def test_tolist_and_requires_grad_():
 # ---------------------------------------------------------------- node creation
 
 def _fields(t: dg.Tensor) -> dict:
-    return {name: getattr(t, name) for name in dg.Tensor.__slots__ if name != "__weakref__"}
+    # _stamp (the in-place write count at a node's creation) is set on graph nodes only
+    return {name: getattr(t, name) if name != "_stamp" else getattr(t, name, None)
+            for name in dg.Tensor.__slots__ if name != "__weakref__"}
 
 
 @pytest.mark.parametrize("recorded", [False, True])

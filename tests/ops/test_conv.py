@@ -135,15 +135,15 @@ def test_forward_matches_the_loop_reference(c):
 
 # ---------------------------------------------------------------- max-pool ties
 
-def test_max_pool_ties_share_the_gradient():
-    """A constant window: each of its k elements gets g / k (as max does), and an element in
-    two overlapping windows gets a share from each."""
+def test_max_pool_ties_give_the_gradient_to_the_first_maximum():
+    """As torch's max_pool2d: a window's whole gradient goes to its first maximum in window
+    (row-major) order, and an element that wins two overlapping windows gets from both."""
     x = dg.ones((1, 1, 2, 3), requires_grad=True)
     dg.max_pool2d(x, 2, stride=1).backward(np.array([[[[4.0, 8.0]]]]))
-    np.testing.assert_allclose(x.grad.numpy()[0, 0], [[1.0, 3.0, 2.0], [1.0, 3.0, 2.0]])
+    np.testing.assert_allclose(x.grad.numpy()[0, 0], [[4.0, 8.0, 0.0], [0.0, 0.0, 0.0]])
     y = dg.tensor([[[[1.0, 5.0], [5.0, 2.0]]]], requires_grad=True)  # two of four tie
     dg.max_pool2d(y, 2).sum().backward()
-    np.testing.assert_allclose(y.grad.numpy()[0, 0], [[0.0, 0.5], [0.5, 0.0]])
+    np.testing.assert_allclose(y.grad.numpy()[0, 0], [[0.0, 1.0], [0.0, 0.0]])
 
 
 def test_max_pool_padding_never_wins_even_for_very_negative_input():
@@ -168,17 +168,17 @@ W = np.zeros((4, 3, 3, 3))
     (lambda: dg.conv2d(X, W, stride=0), ValueError, ["conv2d", "stride must be positive", "0"]),
     (lambda: dg.conv2d(X, W, stride=(1, 0)), ValueError, ["conv2d", "stride"]),
     (lambda: dg.conv2d(X, W, padding=-1), ValueError, ["conv2d", "padding must be non-negative", "-1"]),
-    (lambda: dg.conv2d(X[0], W), ValueError, ["conv2d", "4-D input", "(3, 5, 5)"]),
+    (lambda: dg.conv2d(X[0, 0], W), ValueError, ["conv2d", "3-D or 4-D input", "(5, 5)"]),
     (lambda: dg.conv2d(X, W[0]), ValueError, ["conv2d", "4-D weight", "(3, 3, 3)"]),
     (lambda: dg.conv2d(X, W, np.zeros(3)), ValueError, ["conv2d", "bias", "(4,)", "(3,)"]),
     (lambda: dg.conv2d(X, W, stride=1.5), TypeError, ["conv2d", "stride", "1.5"]),
     (lambda: dg.conv2d(X, W, padding=(1, 1, 1)), TypeError, ["conv2d", "padding"]),
-    (lambda: dg.max_pool2d(X[0], 2), ValueError, ["max_pool2d", "4-D input", "(3, 5, 5)"]),
+    (lambda: dg.max_pool2d(X[0, 0], 2), ValueError, ["max_pool2d", "3-D or 4-D input", "(5, 5)"]),
     (lambda: dg.max_pool2d(X, 6), ValueError, ["max_pool2d", "kernel (6, 6)", "(5, 5)"]),
     (lambda: dg.max_pool2d(X, 2, stride=0), ValueError, ["max_pool2d", "stride must be positive"]),
     (lambda: dg.max_pool2d(X, 2, padding=-1), ValueError, ["max_pool2d", "padding must be non-negative"]),
     (lambda: dg.max_pool2d(X, 2, padding=2), ValueError, ["max_pool2d", "at most half", "(2, 2)"]),
-    (lambda: dg.avg_pool2d(X[0], 2), ValueError, ["avg_pool2d", "4-D input", "(3, 5, 5)"]),
+    (lambda: dg.avg_pool2d(X[0, 0], 2), ValueError, ["avg_pool2d", "3-D or 4-D input", "(5, 5)"]),
     (lambda: dg.avg_pool2d(X, (2, 7)), ValueError, ["avg_pool2d", "kernel (2, 7)", "(5, 5)"]),
     (lambda: dg.avg_pool2d(X, 0), ValueError, ["avg_pool2d", "kernel_size must be positive"]),
     (lambda: nn.Conv2d(3, 4, 3, stride=0), ValueError, ["Conv2d", "stride"]),
