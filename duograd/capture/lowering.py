@@ -49,6 +49,9 @@ class Builder:
         self.hosts: list = []            # the host steps' arguments (recheck's snapshot)
         self.draws: list = []            # the draws' functions and arguments (their generators)
         self.constant_ids = {id(t) for t in _CONSTANTS.values()}
+        # in-place writes' stand-ins (the op read t's values through them): id -> t
+        self.standins = {id(e.src): e.t for e in rec.log
+                         if type(e) is Write and e.inplace and e.src is not None}
         self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
                         Draw: self.draw, Host: self.host, Write: self.write}
         for i, leaf in enumerate(leaves):
@@ -76,6 +79,10 @@ class Builder:
         """The slot of a Tensor read by the recording (argument, result, constant or external)."""
         s = self.by_tensor.get(id(t))
         if s is None:
+            target = self.standins.get(id(t)) if self.standins else None
+            if target is not None:  # t's values before its in-place write: t's slot now
+                s = self.by_tensor[id(t)] = self.slot(target)
+                return s
             s = self.by_array.get(id(t._data))
             if s is None:
                 if id(t) in self.rec.made or id(t) in self.constant_ids:
@@ -259,6 +266,8 @@ class Builder:
         values' slot, and a replay writes them into ``t`` when ``t`` outlives the step (an
         argument or a tensor read but not given). Values computed outside duograd's
         operations cannot be redone: that raises here, at the recording."""
+        if e.inplace:
+            return self.write_in_place(e)
         s = self.by_array.get(id(e.value))
         if s is None:  # (the recorder checked that a primitive made it)
             raise RuntimeError(f"dg.compile: {e.what} at {e.line}: the values written are "
@@ -278,6 +287,52 @@ class Builder:
             st.undo.append((t, t._data))
             t._data = env[s].copy() if copy_v else env[s]
         self.code.append(new((EFFECT, write, None, None, None, [s], e.what, "effect", None)))
+
+    def write_in_place(self, e: Write) -> None:
+        """``t``'s array written in place with ``value`` (``inplace.write``). A tensor that
+        outlives the step (an argument, a parameter) and a result of the step's kernels are
+        written in place by the replay too (views of them see it, as eagerly); a constant of
+        the step (``h = dg.zeros(3); h[0] = x``) becomes the written value's slot."""
+        t, v = e.t, e.value
+        s = self.slot(v)
+        old = self.slot(t)
+        arg = self.objects.get(old)
+        external = any(old == k for _, k in self.externals)
+        if not external and (arg is None or arg[0] != "arg") and old in self.const:
+            if e.before is not None:
+                self.values[old] = e.before  # what the reads before the write saw
+            arr = t._data
+            for k in self.const:
+                if k != old and isinstance(self.values[k], np.ndarray) and \
+                        np.shares_memory(self.values[k], arr):
+                    raise RuntimeError(
+                        f"dg.compile: {e.what} at {e.line} writes into a tensor made in the step "
+                        "that shares memory with another (a view), which a replay cannot "
+                        "follow; write into a clone() or outside the compiled function")
+            if v._data.dtype != t._data.dtype:
+                o = self.new_slot()
+                self.code.append(new((CALL1, functools.partial(_cast_to, dtype=t._data.dtype), s,
+                                      None, o, [s], e.what, "kernel", None)))
+                s = o
+            self.by_tensor[id(t)] = s
+            self.by_array[id(t._data)] = s
+            return
+        if arg is not None and arg[0] == "arg":
+            ref = arg
+        elif external:
+            ref = ("object", t)
+        else:
+            ref = ("slot", old)  # a result of the step's kernels: written in place
+
+        def write_in_place(env, st, ref=ref, s=s, old=old):
+            if ref[0] == "slot":
+                arr = env[old]
+            else:
+                arr = st.resolve(ref, env)._data
+                st.copies.append((arr, arr.copy()))
+            np.copyto(arr, env[s], casting="same_kind")
+        self.code.append(new((EFFECT, write_in_place, None, None, None, [s, old], e.what, "effect",
+                              None)))
 
     # ------------------------------------------------------------ the result
 
@@ -329,6 +384,10 @@ class Builder:
                     dtypes=self.dtypes, values=values, arg_slots=self.arg_slots, guards=guards,
                     template=template, const=self.const, strided=self.strided, attrs=attrs,
                     hosts=self.hosts, draws=self.draws)
+
+
+def _cast_to(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return a.astype(dtype)
 
 
 def slots_in(template: Any) -> list[int]:

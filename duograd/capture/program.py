@@ -19,7 +19,7 @@ class _Replay:
     """The per-call state of a replay: the call's arguments, the held-back ``.grad``
     writes, the Tensors made for ``.grad``, and snapshots for a failure after a host step."""
 
-    __slots__ = ("args", "pending", "made", "snapshots", "undo")
+    __slots__ = ("args", "pending", "made", "snapshots", "undo", "copies")
 
     def __init__(self, args: list) -> None:
         self.args = args
@@ -27,6 +27,7 @@ class _Replay:
         self.made: dict[int, Tensor] = {}
         self.snapshots: list | None = None
         self.undo: list = []  # (tensor, its array before a write), for a failure after it
+        self.copies: list = []  # (array, its values before an in-place write)
 
     def resolve(self, ref: Any, env: list) -> Tensor:
         kind = ref[0]
@@ -62,6 +63,8 @@ class _Replay:
             restore()
         for t, arr in reversed(self.undo):
             t._data = arr
+        for arr, values in reversed(self.copies):
+            arr[...] = values
 
 
 def _snapshot(fargs: tuple) -> Callable[[], None]:

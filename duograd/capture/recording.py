@@ -146,10 +146,20 @@ class Recorder(_context.listening_to):
                           "number computed from it is frozen at its recorded value "
                           "(recheck_every=N re-runs eagerly to catch a change)")
 
-    def on_write(self, t: Tensor, what: str) -> None:
-        """``t`` was written (its new values are ``t._data``): an effect the replay redoes,
-        when the values come from the primitives; else an error, here, at the user's line."""
+    def on_write(self, t: Tensor, what: str, value: Any = None, src: Any = None) -> None:
+        """``t`` was written (its new values are ``t._data``), or is about to be written in
+        place with ``value``'s values: an effect the replay redoes, when the values come from
+        the primitives; else an error, here, at the user's line."""
         d = t._data
+        if value is not None:  # in place (inplace.write): value is a Tensor of the recording
+            seen = self.sums.pop(id(d), None)
+            if seen is not None and _checksum(d) != seen[1]:
+                self.sums[id(d)] = seen
+                self.check(f"found at {what}")
+            local = id(t) in self.made or id(d) in self.outputs  # a tensor of the step
+            self.on_effect(Write(t, value, what, _user_line(), True, d.copy() if local else None,
+                                 src if src is not None and src is not t and src._data is d else None))
+            return
         seen = self.sums.get(id(d))
         if seen is not None and _checksum(d) == seen[1]:
             return  # the array it had, unchanged (``p.data = p.data``)
@@ -176,7 +186,11 @@ def _user_line() -> str:
 class Write:
     """``t``'s values became ``value`` (``t.data = ...``, an in-place op) at ``line``."""
 
-    __slots__ = ("t", "value", "what", "line")
+    __slots__ = ("t", "value", "what", "line", "inplace", "before", "src")
 
-    def __init__(self, t: Any, value: Any, what: str, line: str) -> None:
+    def __init__(self, t: Any, value: Any, what: str, line: str, inplace: bool = False,
+                 before: Any = None, src: Any = None) -> None:
         self.t, self.value, self.what, self.line = t, value, what, line
+        # in place: value is a Tensor; before, t's values before (a tensor of the step);
+        # src, the stand-in the op read that shares t's array
+        self.inplace, self.before, self.src = inplace, before, src

@@ -457,3 +457,112 @@ def test_a_numpy_global_random_draw_raises_at_the_recording():
     fast = dg.compile(lambda x: x * np.random.rand())
     with pytest.raises(RuntimeError, match="global generator"):
         fast(np.ones(2))
+
+
+# ---------------------------------------------------------------- in-place operations
+
+
+def _twins(make, calls, compiled_args=None):
+    """Run ``make()``'s step eagerly and compiled over ``calls`` (a list of argument
+    makers); returns both runs' outputs as arrays, for bit comparison."""
+    runs = []
+    for compiled in (False, True):
+        step, state = make()
+        run = dg.compile(step) if compiled else step
+        outs = []
+        for mk in calls:
+            r = run(*mk())
+            outs += [_np(x) for x in (r if isinstance(r, (tuple, list)) else [r])]
+        outs += [_np(x) for x in state()]
+        runs.append(outs)
+    assert len(runs[0]) == len(runs[1])
+    for a, b in zip(*runs):
+        _same(a, b)
+
+
+def test_sgd_written_with_in_place_ops_under_no_grad_trains_as_eagerly():
+    def make():
+        m = nn.Linear(3, 2)
+        m.weight.data = np.linspace(-1, 1, 6).reshape(m.weight.shape)
+        m.bias.data = np.array([0.1, -0.2])
+
+        def step(X):
+            loss = (m(X) ** 2).sum()
+            m.zero_grad()
+            loss.backward()
+            with dg.no_grad():
+                for p in m.parameters():
+                    p -= 0.01 * p.grad
+            return loss
+        return step, lambda: [p for p in m.parameters()]
+    rng = np.random.default_rng(0)
+    xs = [rng.standard_normal((4, 3)) for _ in range(5)]
+    _twins(make, [lambda x=x: (dg.tensor(x),) for x in xs])
+
+
+def test_setitem_into_a_tensor_made_in_the_step():
+    w = dg.tensor([0.5, -1.0, 2.0], requires_grad=True)
+
+    def make():
+        def step(x):
+            h = dg.zeros(3, dtype=dg.float64)
+            h[0] = x.sum()
+            h[1:] = x[:2] * 2
+            loss = (h * w).sum()
+            w.grad = None
+            loss.backward()
+            return loss, h, w.grad
+        return step, lambda: []
+    rng = np.random.default_rng(1)
+    xs = [rng.standard_normal(4) for _ in range(4)]
+    _twins(make, [lambda x=x: (dg.tensor(x),) for x in xs])
+
+
+def test_in_place_ops_on_an_intermediate_and_its_view():
+    def make():
+        def step(x):
+            h = x * 2
+            v = h[0:2]
+            h += 1
+            h.mul_(3)
+            return v.sum() + h.sum(), v
+        return step, lambda: []
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal(5) for _ in range(4)]
+    _twins(make, [lambda x=x: (dg.tensor(x),) for x in xs])
+
+
+def test_an_in_place_write_into_an_argument_is_replayed():
+    def make():
+        x = dg.tensor([1.0, 2.0, 3.0])
+
+        def step(y):
+            x.add_(y)
+            return x * 2
+        return step, lambda: [x]
+    ys = [np.full(3, k * 0.5) for k in range(4)]
+    _twins(make, [lambda y=y: (dg.tensor(y),) for y in ys])
+
+
+def test_a_batch_norm_in_training_updates_its_running_statistics_every_call():
+    def make():
+        bn = nn.BatchNorm1d(3)
+
+        def step(x):
+            return bn(x).sum()
+        return step, lambda: [bn.running_mean, bn.running_var, bn.num_batches_tracked]
+    rng = np.random.default_rng(3)
+    xs = [rng.standard_normal((5, 3)) for _ in range(4)]
+    _twins(make, [lambda x=x: (dg.tensor(x),) for x in xs])
+
+
+def test_a_batch_norm_with_a_cumulative_average_updates_every_call():
+    def make():
+        bn = nn.BatchNorm1d(3, momentum=None)
+
+        def step(x):
+            return bn(x).sum()
+        return step, lambda: [bn.running_mean, bn.running_var, bn.num_batches_tracked]
+    rng = np.random.default_rng(4)
+    xs = [rng.standard_normal((5, 3)) for _ in range(4)]
+    _twins(make, [lambda x=x: (dg.tensor(x),) for x in xs])
