@@ -44,7 +44,8 @@ def peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list
       only where something other than a ufunc reads it: a ufunc computes the same on a
       NumPy scalar, and a result handed out is wrapped into an array anyway;
     - a broadcast (an op whose row says ``broadcast``) read only by binary ufuncs whose
-      result has the broadcast shape is dropped: the ufunc broadcasts the same way by itself.
+      result and other operand have the broadcast shape is dropped: the ufunc broadcasts
+      the same way by itself (with a scalar or a smaller other operand it would not).
     """
     readers: dict[int, list] = {}
     for ins in code:
@@ -59,6 +60,7 @@ def peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list
         if ins.role == "kernel" and ins.op is not None and ins.op.broadcast and ins.kind == CALL1 \
                 and o not in needed_out and readers.get(o) \
                 and all(_ufunc_reader(r) and r.kind == CALL2 and shapes.get(r.out) == shapes.get(o)
+                        and shapes.get(r.b if r.a == o else r.a) == shapes.get(o)
                         for r in readers[o]):
             renamed[o] = ins.a
             continue

@@ -8,7 +8,9 @@ its arguments given as NumPy arrays with NumPy arithmetic on them or as Tensors 
 require grad, a Python-scalar argument (sometimes changed between calls), a Dropout whose
 ``training`` flag or ``p`` is flipped between calls, a ``no_grad`` region, a second-order
 term (``create_graph``), and a parameter updated by an optimizer (SGD with momentum and
-Nesterov, Adam, AdamW, RMSprop, with a scheduler) or by ``p.data = ...`` in the step.
+Nesterov, Adam, AdamW, RMSprop, with a scheduler), by ``p.data = ...`` or by an in-place
+``sub_`` under ``no_grad`` in the step; in-place ops on an intermediate; ``t[...] = v`` into a
+tensor made in the step.
 
 CI runs ``FUZZ_PROGRAMS`` programs (300); ``DUOGRAD_FUZZ=full`` (or
 ``python tests/compiled/test_fuzz.py --full``) runs 2,000 and prints the counts. The
@@ -73,7 +75,9 @@ def _program(seed: int) -> dict:
         flip=int(r.integers(4)),                     # 0: nothing, 1: eval(), 2: p changes, 3: both
         no_grad=bool(r.random() < 0.3),
         create_graph=bool(r.random() < 0.2),
-        update=str(r.choice(["none", "data"] + [name for name, _ in OPTIMIZERS])),
+        update=str(r.choice(["none", "data", "inplace"] + [name for name, _ in OPTIMIZERS])),
+        inplace_mid=bool(r.random() < 0.3),          # an in-place op on an intermediate
+        setitem=bool(r.random() < 0.2),              # the result written into a new tensor
         scheduler=bool(r.random() < 0.3),
         seed=seed,
     )
@@ -97,6 +101,14 @@ def _world(prog: dict, out_shape: tuple):
         if prog["numpy_args"]:
             xs = [np.multiply(x * 2.0, 0.5) for x in xs]    # NumPy arithmetic, exact
         out = spec.fn(*xs)
+        if prog["inplace_mid"]:
+            out = out * 1.0
+            out.mul_(2.0)
+            out.add_(0.25)
+        if prog["setitem"]:
+            z = dg.zeros(out.shape, dtype=out.dtype)
+            z[...] = out
+            out = z
         if drop is not None:
             out = drop(out)
         y = out * s
@@ -119,6 +131,9 @@ def _world(prog: dict, out_shape: tuple):
                 sched.step()
         elif prog["update"] == "data":
             W.data = (W - 0.01 * W.grad).detach()
+        elif prog["update"] == "inplace":
+            with dg.no_grad():
+                W.sub_(0.01 * W.grad)
         return (loss, out) if extra is None else (loss, out, extra)
     return step, W, drop, opt
 
@@ -159,6 +174,9 @@ def run_program(seed: int) -> dict:
         probe = spec.fn(*[dg.tensor(x) for x in make_inputs(spec, seed=0)])
     except Exception:
         res["skipped"] = 1
+        return res
+    if not isinstance(probe, dg.Tensor) or probe.dtype.kind != "f":
+        res["skipped"] = 1   # (a named tuple of results, or an integer result)
         return res
     eager, We, de, oe = _world(prog, probe.shape)
     comp, Wc, dc, oc = _world(prog, probe.shape)

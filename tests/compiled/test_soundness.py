@@ -566,3 +566,10 @@ def test_a_batch_norm_with_a_cumulative_average_updates_every_call():
     rng = np.random.default_rng(4)
     xs = [rng.standard_normal((5, 3)) for _ in range(4)]
     _twins(make, [lambda x=x: (dg.tensor(x),) for x in xs])
+
+
+def test_a_broadcast_times_a_number_keeps_the_broadcast_shape():
+    fast = dg.compile(lambda x: x.broadcast_to((2, 4, 3)) * 1.5)
+    for k in range(3):
+        a = np.random.default_rng(k).standard_normal((2, 1, 3))
+        _same(_np(fast(a)), _np(dg.tensor(a).broadcast_to((2, 4, 3)) * 1.5))
