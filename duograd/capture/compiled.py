@@ -4,6 +4,7 @@ call, and ``recheck_every``'s comparison of two recordings."""
 from __future__ import annotations
 
 import copy
+import ctypes
 import functools
 import gc
 import hashlib
@@ -242,7 +243,7 @@ class Compiled:
 
     def _record(self, args: tuple, kwargs: dict, leaves: list) -> tuple[Any, Program]:
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
-        legacy = np.random.get_state()[2]  # the position of NumPy's global generator
+        legacy = _legacy_position()  # where NumPy's global generator is
         values = _python_values(self.fn)
         try:
             with Recorder(lines=self.recheck_every is not None) as rec:
@@ -254,8 +255,7 @@ class Compiled:
                     f"(so that NumPy arithmetic on it is recorded), and Tensor has no attribute "
                     f"{e.name!r}: use the Tensor's own method (or compute it outside fn)") from e
             raise
-        state = np.random.get_state()
-        if state[2] != legacy:
+        if _legacy_position() != legacy:
             raise RuntimeError(
                 "dg.compile: fn drew random numbers from NumPy's global generator (np.random.*) "
                 "while recording; a replay would reuse the recorded numbers. Draw with "
@@ -300,6 +300,23 @@ class Compiled:
                 "tensor or a global changed. Nothing was changed by this call (parameters, .grad, "
                 "optimizer state and generators are as before it); the next call records again")
         return result
+
+
+_MT: list = []  # (bit generator, a pointer to its state), cached
+
+
+def _legacy_position() -> Any:
+    """Where NumPy's global generator (``np.random.rand`` and co.) is: any draw moves it.
+    Read from the MT19937 state's position and first word (``np.random.get_state`` copies
+    the whole state: too slow for every recording)."""
+    try:
+        bg = np.random.mtrand._rand._bit_generator
+        if not _MT or _MT[0][0] is not bg:
+            _MT[:] = [(bg, ctypes.cast(bg.ctypes.state, ctypes.POINTER(ctypes.c_uint32)))]
+        p = _MT[0][1]
+        return (p[624], p[0])
+    except Exception:  # another NumPy layout: the slow, public way
+        return np.random.get_state()[2]
 
 
 def _python_values(fn: Any) -> list:

@@ -98,10 +98,10 @@ class Recorder(_context.listening_to):
             # write into them through NumPy (``p.data -= ...``), which no replay could redo,
             # raises instead of training silently once.
             for x in call[1]:
-                if x._op is None:
-                    d = x._data
-                    if id(d) not in sums:
-                        sums[id(d)] = (d, _checksum(d))
+                d = x._data
+                i = id(d)
+                if i not in sums and i not in outputs and d.flags.writeable:  # (not the others)
+                    sums[i] = (d, _checksum(d))
             log.append(call)
             outputs.add(id(call[3]._data))
             if lines is not None:
