@@ -573,3 +573,20 @@ def test_a_broadcast_times_a_number_keeps_the_broadcast_shape():
     for k in range(3):
         a = np.random.default_rng(k).standard_normal((2, 1, 3))
         _same(_np(fast(a)), _np(dg.tensor(a).broadcast_to((2, 4, 3)) * 1.5))
+
+
+def test_a_replay_failing_after_an_in_place_write_into_a_parameter_undoes_it():
+    w = dg.tensor([1.0, 2.0, 3.0])
+
+    def step(x, y):
+        with dg.no_grad():
+            w.add_(x)
+        return F.cross_entropy(w.reshape(1, 3), y)   # checks the label after the write
+    fast = dg.compile(step)
+    fast(dg.tensor([0.5, 0.5, 0.5]), np.array([1]))
+    fast(dg.tensor([0.5, 0.5, 0.5]), np.array([2]))
+    before = w.numpy().copy()
+    with pytest.raises((IndexError, ValueError)):
+        fast(dg.tensor([0.5, 0.5, 0.5]), np.array([7]))
+    assert fast.traces == 1
+    _same(w.numpy(), before)
