@@ -79,10 +79,11 @@ _GUARDED = (bool, int, float, str, type(None))
 def _guard(m: Any) -> None:
     """Tell the listeners (a ``dg.compile`` recording) the module's flags and scalar
     settings that its forward may read: ``training`` and every plain Python number, bool
-    or string attribute (a Dropout's ``p``, an eps); a replay checks them every call."""
+    or string attribute, or tuple of them (a Dropout's ``p``, an eps, a conv's padding); a
+    replay checks them every call."""
     _ctx.attr(m, "training", m.training)
     for k, v in vars(m).items():
-        if type(v) in _GUARDED:
+        if type(v) in _GUARDED or (type(v) is tuple and all(type(x) in _GUARDED for x in v)):
             _ctx.attr(m, k, v)
 
 

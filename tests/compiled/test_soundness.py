@@ -590,3 +590,12 @@ def test_a_replay_failing_after_an_in_place_write_into_a_parameter_undoes_it():
         fast(dg.tensor([0.5, 0.5, 0.5]), np.array([7]))
     assert fast.traces == 1
     _same(w.numpy(), before)
+
+
+def test_a_conv_whose_padding_changes_records_again():
+    conv = nn.Conv2d(1, 2, 3, padding=1)
+    fast = dg.compile(lambda x: conv(x))
+    x = np.random.default_rng(0).standard_normal((1, 1, 5, 5))
+    fast(x)
+    conv.padding = (0, 0)
+    _same(_np(fast(x)), _np(conv(dg.tensor(x))))
