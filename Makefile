@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: demo quick test graphviz bench clean
+.PHONY: demo quick test graphviz chromium bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,13 +25,25 @@ graphviz:
 	      echo "Installing Graphviz failed (apt output above): graph pictures use the matplotlib fallback"; fi; \
 	  else echo "Graphviz not installed: graph pictures use the matplotlib fallback"; fi; }
 
+# Headless Chromium for the report's layout test (tests/walkthrough/test_report_layout.py),
+# installed the same way; without it those tests skip and say why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    log=$$(mktemp); \
+	    if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
+	        >"$$log" 2>&1; then rm -f "$$log"; \
+	    else rm -f "$$log"; \
+	      echo "Installing Chromium failed: the report's layout tests will skip"; fi; \
+	  else echo "Chromium not installed: the report's layout tests will skip"; fi; }
+
 demo: $(VENV)/.installed graphviz
 	$(PY) walkthrough.py
 
 quick: $(VENV)/.installed graphviz
 	$(PY) walkthrough.py --quick
 
-test: $(VENV)/.installed graphviz
+test: $(VENV)/.installed graphviz chromium
 	$(PY) tests/run_all.py
 
 bench: $(VENV)/.installed

@@ -7,6 +7,8 @@
     python walkthrough.py --only spiral    # one stage (repeatable, or a comma list)
     python walkthrough.py --smoke --out /tmp/w --no-readme   # tiny sizes: proves it runs
     python walkthrough.py --render-only    # rebuild report.html and README's block only
+    python walkthrough.py --only digits_sweep  # the digits hyper-parameter sweep (a few
+                                           # minutes; not part of the default run)
 
 Figures go to ``--out`` (default ``results/``); every number goes to
 ``measurements.json`` there, one top-level key per stage plus ``meta``. The file is
@@ -42,6 +44,7 @@ import argparse
 import contextlib
 import datetime
 import importlib
+import io
 import json
 import math
 import platform
@@ -57,27 +60,31 @@ if str(ROOT) not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from experiments import STAGES, figure, save, track  # noqa: E402
+from experiments import OPTIONAL_STAGES, STAGES, figure, save, track  # noqa: E402
 from experiments import report  # noqa: E402
 
 DEFAULT_OUT = ROOT / "results"
 README = ROOT / "README.md"
 MEASUREMENTS = "measurements.json"
 QUICK_SKIPS = ("scalar_vs_tensor",)  # run under --quick only when named with --only
+VERBOSE = False  # --verbose: the benchmarks stage prints its developer tables
 
 # The third-party packages each stage imports (import name -> distribution name); all of
 # them come with the "viz" and "data" extras. tqdm, PyTorch, HIPS autograd and Graphviz
 # are optional: without them there are no progress bars, benchmark columns read n/a and
 # graphs use the matplotlib layout.
-PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath"}
+PACKAGES = {"matplotlib": "matplotlib", "sklearn": "scikit-learn", "mpmath": "mpmath",
+            "names": "names"}
 STAGE_NEEDS = {
     "spiral": ("matplotlib", "sklearn"), "digits": ("matplotlib", "sklearn"),
     "digits_cnn": ("matplotlib", "sklearn"),
     "optimizers": ("matplotlib", "sklearn"), "scalar_vs_tensor": ("matplotlib",),
     "benchmarks": ("matplotlib",), "modes": ("matplotlib",),
     "finite_diff": ("matplotlib", "mpmath"), "graphs": ("matplotlib",), "verification": (),
-    "inside_gradient": ("matplotlib",),
+    "inside_gradient": ("matplotlib",), "digits_sweep": ("sklearn",),
+    "names": ("matplotlib", "names"),
 }
+ALL_STAGES = STAGES + OPTIONAL_STAGES
 
 
 # ---------------------------------------------------------------- the benchmarks stage
@@ -96,8 +103,15 @@ def run_benchmarks(out: Path, size: str = "full", progress: bool = True) -> dict
     """
     from benchmarks import run as bench
 
-    result = bench.run(quick=size != "full", repeats=1 if size == "smoke" else None,
-                       progress=progress, out=None, smoke=size == "smoke")
+    # benchmarks/run.py prints its developer tables (the per-engine table, the HVP block,
+    # a cProfile listing); the walkthrough keeps them in out/benchmarks.log, one line per
+    # stage on the terminal (``--verbose`` shows them).
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log if not VERBOSE else sys.stdout):
+        result = bench.run(quick=size != "full", repeats=1 if size == "smoke" else None,
+                           progress=progress, out=None, smoke=size == "smoke")
+    if not VERBOSE:
+        (Path(out) / "benchmarks.log").write_text(log.getvalue(), encoding="utf-8")
     result = dict(result)
     result["figures"] = [_draw_benchmarks(out, result)]
     return result
@@ -179,8 +193,8 @@ def stage_runner(name: str) -> Callable[[Path, str, bool], dict[str, Any]]:
     """
     if name == "benchmarks":
         return run_benchmarks
-    if name not in STAGES:
-        raise ValueError(f"unknown stage {name!r}; the stages are {', '.join(STAGES)}")
+    if name not in ALL_STAGES:
+        raise ValueError(f"unknown stage {name!r}; the stages are {', '.join(ALL_STAGES)}")
     return importlib.import_module(f"experiments.{name}").run
 
 
@@ -250,14 +264,27 @@ def meta(previous: dict[str, Any], argv: Sequence[str], stage_info: dict[str, di
     ...          {"modes": {"seconds": 1.0, "size": "full"}})
     >>> m["command"], list(m["stages"])
     ('python walkthrough.py --only modes', ['spiral', 'modes'])
+    >>> m = meta({}, [], {"modes": {"seconds": 1.0, "size": "full", "run": "r1"}})
+    >>> m["runs"]["r1"]["command"], m["stages"]["modes"]["run"]
+    ('python walkthrough.py', 'r1')
     """
     import duograd
 
     stages = dict(previous.get("stages", {}))
     stages.update(stage_info)
+    command = "python walkthrough.py" + "".join(" " + shlex.quote(a) for a in argv)
+    date = datetime.datetime.now().isoformat(timespec="seconds")
+    # Every invocation is one run, named by its id; each stage records the run that
+    # measured it, so the report can say which numbers come from which run.
+    runs = dict(previous.get("runs", {}))
+    for info in stage_info.values():
+        if "run" in info:
+            runs.setdefault(info["run"], {"command": command, "date": date,
+                                          "size": info.get("size")})
+    used = {v.get("run") for v in stages.values()}
     return {
-        "command": "python walkthrough.py" + "".join(" " + shlex.quote(a) for a in argv),
-        "date": datetime.datetime.now().isoformat(timespec="seconds"),
+        "command": command,
+        "date": date,
         "cpu_count": os.cpu_count(),
         "platform": platform.platform(),
         "blas_threads": 1,
@@ -265,7 +292,8 @@ def meta(previous: dict[str, Any], argv: Sequence[str], stage_info: dict[str, di
                      "numpy": np.__version__, "torch": _version("torch"),
                      "sklearn": _version("sklearn"), "matplotlib": _version("matplotlib"),
                      "autograd": _autograd_version()},
-        "stages": {k: stages[k] for k in STAGES if k in stages},
+        "stages": {k: stages[k] for k in ALL_STAGES if k in stages},
+        "runs": {k: v for k, v in runs.items() if k in used},
         "last_run_seconds": round(sum(v["seconds"] for v in stage_info.values()), 2),
         "last_run_stages": list(stage_info),
     }
@@ -329,18 +357,21 @@ def parse_stages(only: list[str] | None, quick: bool) -> list[str]:
     ['spiral', 'modes']
     >>> "scalar_vs_tensor" in parse_stages(None, quick=True)
     False
+    >>> "digits_sweep" in parse_stages(None, quick=False)    # only when named
+    False
     """
     if only is None:
         return [s for s in STAGES if not (quick and s in QUICK_SKIPS)]
     names = {n.strip() for item in only for n in item.split(",") if n.strip()}
     if not names:
         raise SystemExit(f"walkthrough: --only needs a stage name (got {only!r}); choose from "
-                         f"{', '.join(STAGES)}")
-    unknown = names - set(STAGES)
+                         f"{', '.join(ALL_STAGES)}")
+    unknown = names - set(ALL_STAGES)
     if unknown:
         raise SystemExit(f"walkthrough: unknown stage(s) {', '.join(sorted(unknown))}; "
-                         f"choose from {', '.join(STAGES)}")
-    return [s for s in STAGES if s in names]
+                         f"choose from {', '.join(ALL_STAGES)}")
+    # The optional stages (the digits sweep) run first: the digits stages read their choice.
+    return [s for s in OPTIONAL_STAGES + STAGES if s in names]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -352,7 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
     """
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
-                                epilog="stages: " + ", ".join(STAGES))
+                                epilog="stages: " + ", ".join(STAGES)
+                                + "; run only when named: " + ", ".join(OPTIONAL_STAGES))
     p.add_argument("--quick", action="store_true",
                    help="skip the slow scalar-engine stage; quick benchmarks and fewer timing repeats")
     p.add_argument("--only", action="append", metavar="STAGE",
@@ -363,6 +395,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tiny sizes that only prove every stage runs (numbers meaningless)")
     p.add_argument("--no-readme", action="store_true", help="leave README.md alone")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--verbose", action="store_true",
+                   help="the benchmarks stage prints its developer tables (otherwise kept in "
+                        "benchmarks.log in the output folder)")
     p.add_argument("--no-compile", action="store_true",
                    help="train eagerly instead of through dg.compile (to compare the two)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
@@ -436,6 +471,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.no_compile:
         os.environ["DUOGRAD_COMPILE"] = "0"  # read by experiments.compiling(), workers too
     info: dict[str, dict] = {}
+    global VERBOSE
+    VERBOSE = args.verbose
+    # The run's id: when it started, to the second, plus the process id (two runs started
+    # in the same second into one folder still differ).
+    run_id = f"{datetime.datetime.now().isoformat(timespec='seconds')}/{os.getpid()}"
     with one_blas_thread():
         bar = track(stages, "walkthrough", progress)
         for name in bar:
@@ -448,6 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data = load_measurements(path)
             data[name] = result
             info[name] = {"seconds": round(seconds, 2), "size": size, "compiled": not args.no_compile,
+                          "run": run_id,
                           "date": datetime.datetime.now().isoformat(timespec="seconds")}
             data["meta"] = meta(data.get("meta", {}), argv, info)
             write_measurements(path, data)

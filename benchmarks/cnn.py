@@ -3,7 +3,7 @@ benchmark times (benchmarks/run.py), defined here, below both, so that the bench
 does not import the experiments.
 
 >>> net = build_cnn(0)
->>> sum(p.size for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
+>>> sum(p.numel() for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
 (6090, (2, 10))
 """
 
@@ -21,18 +21,18 @@ CHANNELS = (16, 32)
 DROPOUT = 0.3
 
 
-def build_cnn(rng: Any = None) -> nn.Sequential:
+def build_cnn(rng: Any = None, dropout: float = DROPOUT) -> nn.Sequential:
     """The digits CNN; one ``rng`` (a seed or a Generator) draws every layer's weights in order.
 
     >>> net = build_cnn(0)
-    >>> sum(p.size for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
+    >>> sum(p.numel() for p in net.parameters()), net(dg.ones((2, 1, 8, 8))).shape
     (6090, (2, 10))
     """
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     c1, c2 = CHANNELS
     return nn.Sequential(nn.Conv2d(1, c1, 3, padding=1, rng=gen), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(c1, c2, 3, padding=1, rng=gen), nn.ReLU(), nn.MaxPool2d(2),
-                         nn.Flatten(), nn.Dropout(DROPOUT, rng=gen), nn.Linear(4 * c2, 10, rng=gen))
+                         nn.Flatten(), nn.Dropout(dropout, rng=gen), nn.Linear(4 * c2, 10, rng=gen))
 
 
 def make_step(model: nn.Module) -> Callable[[dg.Tensor, np.ndarray], dg.Tensor]:

@@ -9,8 +9,8 @@ them by hand (in-place updates where they are free), but not tuned beyond that.
 - ``mlp_loss_and_grads``: a relu MLP, softmax cross-entropy, and the backward pass.
 - ``Adam``: ``torch.optim.Adam``'s update, in NumPy.
 
-Parameters are a flat list ``[W0, b0, W1, b1, ...]`` with ``W`` of shape (nin, nout),
-the layout of ``duograd.nn.Linear``.
+Parameters are a flat list ``[W0, b0, W1, b1, ...]`` with ``W`` of shape (nout, nin),
+the layout of ``duograd.nn.Linear`` and ``torch.nn.Linear`` (each layer is ``a @ W.T + b``).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def mlp_forward(params: Sequence[np.ndarray], x: np.ndarray) -> tuple[np.ndarray
     a = x
     n_layers = len(params) // 2
     for i in range(n_layers):
-        z = a @ params[2 * i] + params[2 * i + 1]
+        z = a @ params[2 * i].T + params[2 * i + 1]
         if i < n_layers - 1:
             a = np.maximum(z, 0.0)
             acts.append(a)
@@ -118,25 +118,25 @@ def mlp_loss_and_grads(params: Sequence[np.ndarray], x: np.ndarray,
     """Cross-entropy of the relu MLP on ``(x, targets)`` and its gradient for every
     parameter, in the order of ``params``.
 
-    The backward, layer by layer from the top: dW = a_in^T g, db = sum of g over the
-    batch, and g for the layer below is (g W^T) masked where the relu was off.
+    The backward, layer by layer from the top: dW = g^T a_in (W is (out, in)), db = sum
+    of g over the batch, and g for the layer below is (g W) masked where the relu was off.
     NOTE: the mask is ``a > 0``, so relu'(0) = 0 as in duograd and PyTorch.
 
     >>> rng = np.random.default_rng(0)
-    >>> params = [rng.normal(size=(3, 4)), np.zeros(4), rng.normal(size=(4, 2)), np.zeros(2)]
+    >>> params = [rng.normal(size=(4, 3)), np.zeros(4), rng.normal(size=(2, 4)), np.zeros(2)]
     >>> loss, grads = mlp_loss_and_grads(params, rng.normal(size=(5, 3)), np.array([0, 1, 0, 1, 1]))
     >>> [g.shape for g in grads]
-    [(3, 4), (4,), (4, 2), (2,)]
+    [(4, 3), (4,), (2, 4), (2,)]
     """
     logits, acts = mlp_forward(params, x)
     loss, g = softmax_cross_entropy(logits, targets)
     grads: list[np.ndarray] = [None] * len(params)  # type: ignore[list-item]
     for i in range(len(params) // 2 - 1, -1, -1):
         a_in = acts[i]
-        grads[2 * i] = a_in.T @ g
+        grads[2 * i] = g.T @ a_in
         grads[2 * i + 1] = g.sum(axis=0)
         if i > 0:
-            g = (g @ params[2 * i].T) * (a_in > 0)
+            g = (g @ params[2 * i]) * (a_in > 0)
     return loss, grads
 
 
@@ -182,7 +182,7 @@ def train_step(params: list[np.ndarray], opt: Adam | None, x: np.ndarray,
     is given (the BLAS-bound workload has none). Returns the loss.
 
     >>> rng = np.random.default_rng(0)
-    >>> params = [rng.normal(size=(2, 3)), np.zeros(3), rng.normal(size=(3, 2)), np.zeros(2)]
+    >>> params = [rng.normal(size=(3, 2)), np.zeros(3), rng.normal(size=(2, 3)), np.zeros(2)]
     >>> loss = train_step(params, Adam(params), rng.normal(size=(4, 2)), np.array([0, 1, 1, 0]))
     >>> loss > 0
     True
@@ -197,11 +197,11 @@ def mlp_hvp(params: Sequence[np.ndarray], x: np.ndarray, targets: np.ndarray,
             vs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """The Hessian of ``mlp_loss_and_grads``'s loss times the direction ``vs``, by hand:
     Pearlmutter's R-operator, the derivative along ``vs`` of every quantity of the forward
-    and backward pass (R{z} = R{a} W + a V + v_b, R{softmax}/N = p (R{z} - <p, R{z}>) / N,
-    the relu mask constant, R{dW} = R{a}^T g + a^T R{g}).
+    and backward pass (R{z} = R{a} W^T + a V^T + v_b, R{softmax}/N = p (R{z} - <p, R{z}>) / N,
+    the relu mask constant, R{dW} = g^T R{a} + R{g}^T a).
 
     >>> rng = np.random.default_rng(0)
-    >>> ps = [rng.normal(size=(3, 4)), rng.normal(size=4), rng.normal(size=(4, 2)), rng.normal(size=2)]
+    >>> ps = [rng.normal(size=(4, 3)), rng.normal(size=4), rng.normal(size=(2, 4)), rng.normal(size=2)]
     >>> vs = [rng.normal(size=p.shape) for p in ps]
     >>> x, t = rng.normal(size=(5, 3)), np.array([0, 1, 0, 1, 1])
     >>> eps = 1e-6
@@ -216,8 +216,8 @@ def mlp_hvp(params: Sequence[np.ndarray], x: np.ndarray, targets: np.ndarray,
     a, ra = x, np.zeros_like(x)
     for i in range(n_layers):
         W, V = params[2 * i], vs[2 * i]
-        z = a @ W + params[2 * i + 1]
-        rz = ra @ W + a @ V + vs[2 * i + 1]
+        z = a @ W.T + params[2 * i + 1]
+        rz = ra @ W.T + a @ V.T + vs[2 * i + 1]
         if i < n_layers - 1:
             mask = z > 0
             masks.append(mask)
@@ -237,12 +237,12 @@ def mlp_hvp(params: Sequence[np.ndarray], x: np.ndarray, targets: np.ndarray,
     out: list[np.ndarray] = [None] * len(params)  # type: ignore[list-item]
     for i in range(n_layers - 1, -1, -1):
         a_in, ra_in = acts[i], racts[i]
-        out[2 * i] = ra_in.T @ g + a_in.T @ rg
+        out[2 * i] = g.T @ ra_in + rg.T @ a_in
         out[2 * i + 1] = rg.sum(axis=0)
         if i > 0:
             W, V = params[2 * i], vs[2 * i]
             mask = masks[i - 1]
-            g, rg = (g @ W.T) * mask, (rg @ W.T + g @ V.T) * mask
+            g, rg = (g @ W) * mask, (rg @ W + g @ V) * mask
     return out
 
 

@@ -378,10 +378,11 @@ def _data(kind: str, ctx: SimpleNamespace) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _torch_logits(torch: ModuleType, params: Any, x: Any) -> Any:
-    """The relu MLP in PyTorch, one ``addmm`` per layer (what ``nn.Linear`` runs)."""
+    """The relu MLP in PyTorch, one ``addmm`` per layer against the transposed (out, in)
+    weight (what ``nn.Linear`` runs)."""
     n = len(params) // 2
     for i in range(n):
-        x = torch.addmm(params[2 * i + 1], x, params[2 * i])
+        x = torch.addmm(params[2 * i + 1], x, params[2 * i].t())
         if i < n - 1:
             x = torch.relu(x)
     return x
@@ -391,7 +392,7 @@ def _dg_logits(params: Any, x: dg.Tensor) -> dg.Tensor:
     """The same MLP as a function of its parameters (for the Hessian-vector product)."""
     n = len(params) // 2
     for i in range(n):
-        x = x @ params[2 * i] + params[2 * i + 1]
+        x = x @ params[2 * i].mT + params[2 * i + 1]
         if i < n - 1:
             x = x.relu()
     return x
@@ -402,7 +403,7 @@ def _hips_loss(params: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> Any:
     n = len(params) // 2
     h = x
     for i in range(n):
-        h = anp.dot(h, params[2 * i]) + params[2 * i + 1]
+        h = anp.dot(h, params[2 * i].T) + params[2 * i + 1]
         if i < n - 1:
             h = anp.maximum(h, 0.0)
     shift = h - anp.max(h, axis=1, keepdims=True)
@@ -659,13 +660,12 @@ def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
                 tnet.eval()
                 torch.nn.functional.cross_entropy(tnet(tx), ty).backward()
                 tnet.train()
-                tg = [p.grad.numpy() for p in tnet.parameters()]
-                tg[-2] = tg[-2].T  # Linear weight: PyTorch (out, in), duograd (in, out)
+                tg = [p.grad.numpy() for p in tnet.parameters()]  # the same layouts
                 diffs["duograd"] = _max_abs_diff(grads["duograd"], tg)
             engines[name] = torch_step
     times = _interleaved(engines, ctx.sizes.conv_repeats["cnn"], 1)
     res = _report(times, 1e3, "ms per step")
-    res.update(model=f"digits CNN, {sum(p.size for p in net.parameters()):,} parameters",
+    res.update(model=f"digits CNN, {sum(p.numel() for p in net.parameters()):,} parameters",
                batch=n, step="forward, cross-entropy, backward, Adam (step(X, y) then opt.step())",
                grad_max_abs_diff_to_torch=_sig_all(diffs), target=TARGETS["cnn"],
                ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])))

@@ -10,7 +10,7 @@ level is the tensor engine (NumPy arrays, hand-written vector-Jacobian products)
 array([2., 4.])
 """
 
-from ._tensor import (Tensor, arange, from_numpy, linspace, ones, ones_like, tensor, zeros,
+from ._tensor import (Size, Tensor, arange, from_numpy, linspace, ones, ones_like, tensor, zeros,
                      zeros_like)
 from ._tensor import (bool_ as bool, device, float32, float64, get_default_dtype, int32,  # noqa: A001
                       int64, result_type, set_default_dtype)
@@ -18,7 +18,9 @@ from ._tensor import float32 as float, float64 as double, int32 as int, int64 as
 from .random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
                      randperm)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
-from .ops import (absolute as abs, amax as max, amin as min, argmax, argmin, broadcast_to, clip,  # noqa: A001
+from .shapes import DimError, ShapeError
+from .ops import (amax, amin, clamp, flatten, power as pow, std)  # noqa: A001  (torch's signatures)
+from .ops import (absolute as abs, max, min, argmax, argmin, broadcast_to, clip,  # noqa: A001
                   cos, cumsum, exp, log, log_softmax, logsumexp, matmul, maximum, mean,
                   minimum, relu, reshape, sigmoid, sin, softmax, softplus, sqrt, squeeze, sum,
                   tanh, transpose, unsqueeze, var)
@@ -70,6 +72,7 @@ __all__ = [
     "einsum", "outer", "bmm", "mm", "mv", "dot", "addmm", "baddbmm", "norm", "linalg",
     "conv1d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "max_pool1d",
     "avg_pool1d", "adaptive_avg_pool1d", "adaptive_max_pool1d",
+    "Size", "amax", "amin", "std", "clamp", "flatten", "pow", "ShapeError", "DimError",
     "grad", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled", "Primitive",
     "gradcheck", "gradgradcheck", "GradcheckError", "autograd", "func", "nn", "optim", "random", "viz",
     "compile", "Compiled",

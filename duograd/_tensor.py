@@ -212,6 +212,26 @@ def _draw(fn: Any, *args: Any) -> np.ndarray:
     return out
 
 
+class Size(tuple):
+    """A tensor's shape, as ``torch.Size``: a tuple of ints (``t.size()``).
+
+    >>> Size((2, 3)) == (2, 3), Size((2, 3)).numel()
+    (True, 6)
+    """
+
+    __slots__ = ()
+
+    def numel(self) -> int:
+        """The number of elements of a tensor of this shape."""
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __repr__(self) -> str:
+        return f"dg.Size({list(self)})"
+
+
 class Tensor:
     """An n-dimensional array that records the operations applied to it.
 
@@ -285,10 +305,6 @@ class Tensor:
     @property
     def dtype(self) -> np.dtype:
         return self._data.dtype
-
-    @property
-    def size(self) -> int:
-        return self._data.size
 
     @property
     def is_leaf(self) -> bool:

@@ -34,7 +34,7 @@ import numpy as np
 
 from . import _context as _ctx
 from ._context import Accumulate, Host
-from .shapes import sum_to
+from .shapes import DimError, ShapeError, sum_to
 from ._tensor import Tensor, _lift_all, _ndarray, _new, _wrap, _writes_of
 
 # The recording state (grad mode, forward levels, listeners) is in _context, one module for
@@ -250,8 +250,15 @@ class Primitive:
 
 
 def _forward_error(op: Primitive, e: Exception, xs: tuple[Tensor, ...]) -> Exception:
-    """``e`` from NumPy, reworded to name the operation (and the shapes, unless NumPy did)."""
-    kind = IndexError if isinstance(e, IndexError) else TypeError if isinstance(e, TypeError) else ValueError
+    """``e`` from NumPy, reworded to name the operation (and the shapes, unless NumPy did).
+
+    The one place where the engine's errors get their class: NumPy's ValueError for
+    shapes that do not fit (broadcasting, reshape, matmul) becomes ``ShapeError``, which is
+    both the ValueError of this project's contract and the RuntimeError PyTorch raises; an
+    axis out of range (NumPy's AxisError) becomes ``DimError``, PyTorch's IndexError."""
+    kind = (DimError if isinstance(e, IndexError) and isinstance(e, ValueError)
+            else IndexError if isinstance(e, IndexError)
+            else TypeError if isinstance(e, TypeError) else ShapeError)
     msg, shapes = str(e).strip(), [str(x.shape) for x in xs]
     if not all(s in msg or s.replace(" ", "") in msg for s in shapes):
         msg += f" (input shapes {', '.join(shapes)})"
@@ -580,7 +587,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
 
 def _seed(out: Tensor, g: Any, op: str) -> Tensor:
     if g is None:
-        if out.size != 1:
+        if out._data.size != 1:
             raise RuntimeError(f"{op}: the output has shape {out.shape}; a gradient can be implied "
                                "only for a single-element output, so pass one of that shape")
         return ones_like_p(out)

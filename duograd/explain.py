@@ -239,7 +239,7 @@ def explain(output: Tensor, inputs: Tensor | Sequence[Tensor] | None = None,
     """
     if not isinstance(output, Tensor):
         raise TypeError(f"explain: expected a Tensor, got {type(output).__name__}")
-    if output.size != 1:
+    if output.numel() != 1:
         raise ValueError(f"explain: the output must have a single element; it has shape {output.shape}")
     if not output.requires_grad:
         raise RuntimeError(f"explain: the output (shape {output.shape}) does not require grad "

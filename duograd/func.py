@@ -110,7 +110,7 @@ def value_and_grad(f: Callable, argnums: Argnums = 0) -> Callable:
     def fn(*args):
         nums = _argnums(argnums, len(args), "grad")
         out, vjp_fn = vjp(_restrict(f, args, nums), *[args[n] for n in nums])
-        if not isinstance(out, Tensor) or out.size != 1:
+        if not isinstance(out, Tensor) or out.numel() != 1:
             shape = out.shape if isinstance(out, Tensor) else type(out).__name__
             raise ValueError(f"grad: f must return a one-element Tensor, got {shape}")
         gs = vjp_fn(ops.ones_like_p(out))
@@ -182,8 +182,8 @@ def jacrev(f: Callable, argnums: Argnums = 0) -> Callable:
         jacs = []  # jacs[i][k]: output i with respect to selected argument k
         for i, o in enumerate(outs):
             rows = []
-            for j in range(o.size):
-                e = np.zeros(o.size, dtype=o.dtype)
+            for j in range(o.numel()):
+                e = np.zeros(o.numel(), dtype=o.dtype)
                 e[j] = 1
                 seed = _wrap(e.reshape(o.shape))
                 cts = seed if isinstance(out, Tensor) else tuple(
@@ -212,8 +212,8 @@ def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
             x = _as_tensor(args[n])
             g = _restrict(f, args, (n,))
             cols = []
-            for k in range(x.size):
-                e = np.zeros(x.size, dtype=x.dtype)
+            for k in range(x.numel()):
+                e = np.zeros(x.numel(), dtype=x.dtype)
                 e[k] = 1
                 out, t = jvp(g, (x,), (_wrap(e.reshape(x.shape)),))
                 cols.append((t,) if isinstance(t, Tensor) else t)

@@ -42,8 +42,8 @@ def _jacobians(f: Callable, xs: list[Tensor], which: list[int], eps: float):
     out = f(*xs)
     if not isinstance(out, Tensor):
         raise TypeError(f"gradcheck: f must return a Tensor, got {type(out).__name__}")
-    n_out = out.size
-    analytic = [np.zeros((n_out, xs[i].size)) for i in which]
+    n_out = out.numel()
+    analytic = [np.zeros((n_out, xs[i].numel())) for i in which]
     if out.requires_grad:
         for j in range(n_out):
             seed = np.zeros(n_out)
@@ -53,7 +53,7 @@ def _jacobians(f: Callable, xs: list[Tensor], which: list[int], eps: float):
             for k, g in enumerate(gs):
                 if g is not None:
                     analytic[k][j] = g._data.reshape(-1)
-    numeric = [np.zeros((n_out, xs[i].size)) for i in which]
+    numeric = [np.zeros((n_out, xs[i].numel())) for i in which]
     with autograd.no_grad():
         for k, i in enumerate(which):
             base = xs[i]._data
@@ -129,10 +129,10 @@ def gradgradcheck(f: Callable[..., Tensor], inputs: Sequence[Any], grad_outputs:
                 args[i] = Tensor(args[i]._data, requires_grad=True)
         y = f(*args[:n])
         if not y.requires_grad:
-            return _wrap(np.zeros(sum(args[i].size for i in which)))
+            return _wrap(np.zeros(sum(args[i].numel() for i in which)))
         gs = autograd.grad(y, [args[i] for i in which], grad_outputs=args[n], create_graph=True,
                            allow_unused=True)
-        flat = [g.reshape(-1) if g is not None else _wrap(np.zeros(args[i].size))
+        flat = [g.reshape(-1) if g is not None else _wrap(np.zeros(args[i].numel()))
                 for g, i in zip(gs, which)]
         return ops.concatenate(flat)
 

@@ -363,7 +363,7 @@ def roll(x: Tensor, shifts: Any, dims: Any = None) -> Tensor:
     if dims is None:
         if isinstance(shifts, (tuple, list)) and len(shifts) != 1:
             raise RuntimeError(f"roll: shifts {shifts} need dims")
-        flat = reshape_p(x, shape=(x.size,))
+        flat = reshape_p(x, shape=(x.numel(),))
         return reshape_p(roll(flat, _dims(shifts)[0], 0), shape=x.shape)
     shifts, dims = _dims(shifts), _dims(dims)
     if len(shifts) != len(dims):
@@ -723,8 +723,8 @@ def index_select(x: Tensor, dim: int, index: Any) -> Tensor:
         _check_range(idx, 1, "index_select", 0, IndexError)
         return ops.identity_p(x)
     _check_range(idx, x.shape[d], "index_select", d, IndexError)
-    idx = reshape_p(idx, shape=(1,) * d + (idx.size,) + (1,) * (x.ndim - d - 1))
-    shape = x.shape[:d] + (idx.size,) + x.shape[d + 1:]
+    idx = reshape_p(idx, shape=(1,) * d + (idx.numel(),) + (1,) * (x.ndim - d - 1))
+    shape = x.shape[:d] + (idx.numel(),) + x.shape[d + 1:]
     return gather_p(x, ops.broadcast_to_p(idx, shape=shape), axis=d)
 
 
@@ -739,13 +739,13 @@ def index_add(x: Tensor, dim: int, index: Any, source: Any, *, alpha: float = 1)
     idx = as_index(index, "index_add")
     source = _lift_all("index_add", (x, source))[1]
     n = x.shape[d] if x.ndim else 1
-    if idx.ndim > 1 or source.ndim != x.ndim or idx.size != (source.shape[d] if source.ndim else 1):
+    if idx.ndim > 1 or source.ndim != x.ndim or idx.numel() != (source.shape[d] if source.ndim else 1):
         raise RuntimeError(f"index_add: source {source.shape} and index {idx.shape} do not fit an "
                            f"input of shape {x.shape} along dim {d}")
     _check_range(idx, n, "index_add", d, IndexError)
     if x.ndim == 0:
         return x + source * alpha
-    idx = reshape_p(idx, shape=(1,) * d + (idx.size,) + (1,) * (x.ndim - d - 1))
+    idx = reshape_p(idx, shape=(1,) * d + (idx.numel(),) + (1,) * (x.ndim - d - 1))
     add = source * alpha if alpha != 1 else source
     return x + scatter_add_along_p(add, ops.broadcast_to_p(idx, shape=source.shape), axis=d, shape=x.shape)
 
@@ -761,8 +761,8 @@ def take_along_dim(x: Tensor, indices: Any, dim: int | None = None) -> Tensor:
     """
     idx = as_index(indices, "take_along_dim")
     if dim is None:
-        flat = reshape_p(x, shape=(x.size,))
-        return gather(flat, 0, reshape_p(idx, shape=(idx.size,)))
+        flat = reshape_p(x, shape=(x.numel(),))
+        return gather(flat, 0, reshape_p(idx, shape=(idx.numel(),)))
     d = dim_index(dim, x.ndim, "take_along_dim", x.shape)
     if idx.ndim != x.ndim:
         raise RuntimeError(f"take_along_dim: input {x.shape} and indices {idx.shape} should have "
@@ -881,7 +881,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *,
     array([1., 1., 2., 2.])
     """
     if dim is None:
-        x, d = reshape_p(x, shape=(x.size,)), 0
+        x, d = reshape_p(x, shape=(x.numel(),)), 0
     else:
         d = dim_index(dim, x.ndim, "repeat_interleave", x.shape)
         if x.ndim == 0:
@@ -914,7 +914,7 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
         raise RuntimeError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
     if any(t.ndim > 1 for t in ts):
         raise RuntimeError(f"meshgrid: expects 0D or 1D tensors, got shapes {[t.shape for t in ts]}")
-    ts = [reshape_p(t, shape=(t.size,)) for t in ts]
+    ts = [reshape_p(t, shape=(t.numel(),)) for t in ts]
     swap = indexing == "xy" and len(ts) >= 2
     order = [1, 0] + list(range(2, len(ts))) if swap else list(range(len(ts)))
     shape = tuple(ts[k].shape[0] for k in order)

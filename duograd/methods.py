@@ -16,7 +16,8 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import _tensor, autograd, elementwise as ew, hooks, indexing, inplace, linalg, ops, reductions
-from ._tensor import Tensor
+from .shapes import DimError
+from ._tensor import Size, Tensor
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
 
@@ -57,8 +58,8 @@ class _Methods:
     def __ne__(self, other):
         return ops.not_equal_p(self, other) if _comparable(other) else NotImplemented
 
-    def argmax(self, axis=None, *, dim=None) -> Tensor: return ops.argmax(self, axis, dim=dim)
-    def argmin(self, axis=None, *, dim=None) -> Tensor: return ops.argmin(self, axis, dim=dim)
+    def argmax(self, dim=None, keepdim=False, **kw) -> Tensor: return ops.argmax(self, dim, keepdim, **kw)
+    def argmin(self, dim=None, keepdim=False, **kw) -> Tensor: return ops.argmin(self, dim, keepdim, **kw)
 
     # ------------------------------------------------------------ elementwise
     def exp(self) -> Tensor: return ops.exp_p(self)
@@ -70,8 +71,9 @@ class _Methods:
     def relu(self) -> Tensor: return ops.relu_p(self)
     def sin(self) -> Tensor: return ops.sin_p(self)
     def cos(self) -> Tensor: return ops.cos_p(self)
-    def clip(self, lo: float | None = None, hi: float | None = None) -> Tensor:
-        return ops.clip(self, lo, hi)
+    def pow(self, exponent) -> Tensor: return ops.pow_p(self, exponent)
+    def clamp(self, min=None, max=None) -> Tensor: return ops.clip(self, min, max)  # noqa: A002
+    clip = clamp
 
     # ------------------------------------------------------------ elementwise family (branch elementwise)
     def tan(self) -> Tensor: return ew.tan_p(self)
@@ -145,33 +147,50 @@ class _Methods:
         return linalg.tensor_norm(self, p, dim, keepdim, dtype)
 
     # ------------------------------------------------------------ reductions
-    # (dim and keepdim are PyTorch's names for axis and keepdims)
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
-        return ops.sum(self, axis, keepdims, dim=dim, keepdim=keepdim)
-    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
-        return ops.mean(self, axis, keepdims, dim=dim, keepdim=keepdim)
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
-        return ops.amax(self, axis, keepdims, dim=dim, keepdim=keepdim)
-    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
-        return ops.amin(self, axis, keepdims, dim=dim, keepdim=keepdim)
-    def var(self, axis=None, keepdims=False, ddof: int = 0, *, dim=None, keepdim=None) -> Tensor:
-        return ops.var(self, axis, keepdims, ddof, dim=dim, keepdim=keepdim)
-    def logsumexp(self, axis=None, keepdims=False, *, dim=None, keepdim=None) -> Tensor:
-        return ops.logsumexp(self, axis, keepdims, dim=dim, keepdim=keepdim)
-    def cumsum(self, axis=None, *, dim=None) -> Tensor: return ops.cumsum(self, axis, dim=dim)
-    def softmax(self, axis: int = -1, *, dim=None) -> Tensor: return ops.softmax(self, axis, dim=dim)
-    def log_softmax(self, axis: int = -1, *, dim=None) -> Tensor:
-        return ops.log_softmax(self, axis, dim=dim)
+    # (torch's dim and keepdim; NumPy's axis and keepdims accepted as keywords)
+    def sum(self, dim=None, keepdim=False, **kw) -> Tensor: return ops.sum(self, dim, keepdim, **kw)
+    def mean(self, dim=None, keepdim=False, **kw) -> Tensor: return ops.mean(self, dim, keepdim, **kw)
+    def max(self, dim=None, keepdim=False, **kw): return ops.max(self, dim, keepdim, **kw)
+    def min(self, dim=None, keepdim=False, **kw): return ops.min(self, dim, keepdim, **kw)
+    def amax(self, dim=None, keepdim=False, **kw) -> Tensor: return ops.amax(self, dim, keepdim, **kw)
+    def amin(self, dim=None, keepdim=False, **kw) -> Tensor: return ops.amin(self, dim, keepdim, **kw)
+    def var(self, dim=None, unbiased=None, keepdim=False, **kw) -> Tensor:
+        return ops.var(self, dim, unbiased, keepdim, **kw)
+    def std(self, dim=None, unbiased=None, keepdim=False, **kw) -> Tensor:
+        return ops.std(self, dim, unbiased, keepdim, **kw)
+    def logsumexp(self, dim=None, keepdim=False, **kw) -> Tensor:
+        return ops.logsumexp(self, dim, keepdim, **kw)
+    def cumsum(self, dim=None, **kw) -> Tensor: return ops.cumsum(self, dim, **kw)
+    def softmax(self, dim=None, **kw) -> Tensor: return ops.softmax(self, dim, **kw)
+    def log_softmax(self, dim=None, **kw) -> Tensor: return ops.log_softmax(self, dim, **kw)
 
     # ------------------------------------------------------------ shape
+    def size(self, dim=None):
+        """The shape (a ``dg.Size``, a tuple), or the size of one dim, as ``torch.Tensor.size``."""
+        if dim is None:
+            return Size(self._data.shape)
+        if not self._data.ndim:
+            raise DimError(f"size: dim {dim} given but the tensor has no dims (a 0-d tensor)")
+        return self._data.shape[ops._one_axis(self, dim, "size")]
+    def numel(self) -> int: return self._data.size
+    def dim(self) -> int: return self._data.ndim
     def reshape(self, *shape) -> Tensor: return ops.reshape(self, *shape)
-    def transpose(self, *axes) -> Tensor: return ops.transpose(self, *axes)
+    def view(self, *shape) -> Tensor: return ops.reshape(self, *shape)
+    def transpose(self, dim0, dim1) -> Tensor: return ops.transpose(self, dim0, dim1)
+    def permute(self, *dims) -> Tensor: return ops.permute(self, *dims)
     @property
-    def T(self) -> Tensor: return ops.transpose(self)
+    def T(self) -> Tensor: return ops.reverse_dims(self)
+    @property
+    def mT(self) -> Tensor: return ops.matrix_transpose(self)
+    def expand(self, *sizes) -> Tensor: return ops.expand(self, *sizes)
+    def repeat(self, *sizes) -> Tensor: return ops.repeat(self, *sizes)
     def broadcast_to(self, shape: Iterable[int]) -> Tensor: return ops.broadcast_to(self, shape)
-    def squeeze(self, axis=None) -> Tensor: return ops.squeeze(self, axis)
-    def unsqueeze(self, axis: int) -> Tensor: return ops.unsqueeze(self, axis)
-    def flatten(self) -> Tensor: return ops.reshape(self, -1)
+    def squeeze(self, dim=None, **kw) -> Tensor: return ops.squeeze(self, dim, **kw)
+    def unsqueeze(self, dim=None, **kw) -> Tensor: return ops.unsqueeze(self, dim, **kw)
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        return ops.flatten(self, start_dim, end_dim)
+    def clone(self) -> Tensor: return ops.clone(self)
+    def contiguous(self) -> Tensor: return self  # NumPy arrays need no copy for any op here
     def __getitem__(self, index) -> Tensor: return ops.getitem(self, index)
 
     # ------------------------------------------------------------ shapes branch: reductions,
@@ -372,13 +391,16 @@ _UFUNCS = {
     np.hypot: ew.hypot_p, np.logical_not: ew.logical_not_p, np.logical_and: ew.logical_and_p,
     np.logical_or: ew.logical_or_p, np.logical_xor: ew.logical_xor_p,
 }
+# NumPy's own functions keep NumPy's meaning where torch's differs (np.transpose(t, axes),
+# np.var with ddof=0, np.squeeze raising for a non-1 axis, np.clip's a_min/a_max).
 _FUNCTIONS = {
-    np.sum: ops.sum, np.mean: ops.mean, np.var: ops.var, np.max: ops.amax, np.amax: ops.amax,
-    np.min: ops.amin, np.amin: ops.amin, np.argmax: ops.argmax, np.argmin: ops.argmin,
-    np.cumsum: ops.cumsum, np.reshape: ops.reshape, np.transpose: ops.transpose,
-    np.squeeze: ops.squeeze, np.expand_dims: ops.unsqueeze, np.broadcast_to: ops.broadcast_to,
+    np.sum: ops.sum, np.mean: ops.mean, np.var: ops._np_var, np.std: ops._np_std,
+    np.max: ops.amax, np.amax: ops.amax, np.min: ops.amin, np.amin: ops.amin,
+    np.argmax: ops.argmax, np.argmin: ops.argmin,
+    np.cumsum: ops.cumsum, np.reshape: ops._np_reshape, np.transpose: ops._np_transpose,
+    np.squeeze: ops._np_squeeze, np.expand_dims: ops.unsqueeze, np.broadcast_to: ops.broadcast_to,
     np.concatenate: ops.concatenate, np.stack: ops.stack, np.where: ops.where,
-    np.clip: ops.clip, np.dot: ops.matmul_p,
+    np.clip: ops._np_clip, np.dot: ops.matmul_p,
     np.einsum: linalg.einsum, np.outer: linalg.outer,  # (branch elementwise)
 }
 

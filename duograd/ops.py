@@ -39,7 +39,8 @@ import functools
 import operator
 
 from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, WithConstant, ones_like_p, zeros_like_p  # noqa: F401
-from .shapes import broadcast_shape, keepdims_shape, normalize_axes, sum_to
+from . import return_types
+from .shapes import DimError, ShapeError, broadcast_shape, keepdims_shape, normalize_axes, sum_to
 from . import _tensor
 from ._tensor import Tensor, _derive, _dtype_of, _lift_all, _shape_of, _wrap
 
@@ -124,8 +125,11 @@ def _pow_gx(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
 
 def _pow_gy(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
     # NOTE: d/dy x**y = x**y log x is nan for x < 0; it is only evaluated when y needs a
-    # gradient. At x = 0 (and y >= 0) it is 0, not 0 * log 0 = nan: log sees 1 there.
-    return g * out * where_p(equal_p(x, 0.0), 1.0, x).log()
+    # gradient. At x = 0 it is torch's: 0 for y >= 0 (not 0 * log 0 = nan: log sees 1
+    # there), and inf * log 0 = -inf for y < 0.
+    at_zero = where_p(less_p(y, 0.0), -math.inf, 0.0)
+    zero = equal_p(x, 0.0)
+    return g * where_p(zero, at_zero, out * where_p(zero, 1.0, x).log())
 
 
 pow_p = Primitive("pow", np.power, vjp=(_pow_gx, _pow_gy), jvp=ELEMENTWISE)
@@ -280,6 +284,18 @@ def _concat_vjp(i: int, g: Tensor, out: Tensor, *xs: Tensor, axis: int) -> Tenso
 concatenate_p = Variadic("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis),
                          vjp=(_concat_vjp,), jvp=LINEAR)
 
+# ---------------------------------------------------------------------- torch's signatures
+# clone copies (identity shares memory); onehot is the selector of max/min along a dim,
+# whose gradient goes to the one element chosen, as torch's max(dim).
+clone_p = Primitive("clone", np.copy, vjp=(lambda g, out, x: g,), jvp=LINEAR)
+onehot_p = _selector("onehot", lambda i, axis, n: np.arange(n).reshape(
+    (n,) + (1,) * (i.ndim - 1 - axis)) == i)
+# std's square root: NOTE its gradient is 0 where the result is 0 (a constant input), as
+# torch's std_backward masks it, not 0 * inf = nan.
+std_sqrt_p = Primitive("std_sqrt", np.sqrt,
+                       vjp=(lambda g, out, x: where_p(equal_p(out, 0.0), 0.0, g / (out * 2)),),
+                       jvp=ELEMENTWISE)
+
 # ====================================================================== matmul
 
 
@@ -320,6 +336,23 @@ def _matmul_fwd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 matmul_p = Primitive("matmul", _matmul_fwd, vjp=(_matmul_gx, _matmul_gy),
                      jvp=(lambda t, out, x, y: t @ y, lambda t, out, x, y: x @ t),
                      replay=lambda: np.matmul)
+
+# nn.Linear's product in torch's layout, x @ w.T with w of shape (out, in), as one primitive
+# (torch.nn.functional.linear): the weight's gradient comes out (out, in) and contiguous,
+# g^T x, with no transpose nodes in the graph, so a Linear step costs no more than x @ W did.
+
+
+def _linear_gw(g: Tensor, out: Tensor, x: Tensor, w: Tensor) -> Tensor:
+    if x.ndim == 1:
+        return unsqueeze(g, -1) * x                                      # outer product
+    if x.ndim > 2:  # the batch dims folded into one: the sum over them is the product's
+        g, x = reshape_p(g, shape=(-1, g.shape[-1])), reshape_p(x, shape=(-1, x.shape[-1]))
+    return _mT(g) @ x
+
+
+linear_p = Primitive("linear", lambda x, w: np.matmul(x, w.T),  # NumPy's errors name the shapes
+                     vjp=(lambda g, out, x, w: g @ w, _linear_gw),
+                     jvp=(lambda t, out, x, w: linear_p(t, w), lambda t, out, x, w: linear_p(x, t)))
 
 # ====================================================================== the public functions
 
@@ -367,148 +400,311 @@ def astype(x: Tensor, dtype: Any) -> Tensor:
 _tensor._cast = astype  # how _tensor's promotion casts an operand (it imports nothing from here)
 
 
-def clip(x: Tensor, lo: float | None = None, hi: float | None = None) -> Tensor:
-    """``x`` limited to [lo, hi] (either may be None); the gradient passes where
-    lo <= x <= hi, bounds included.
+def clip(x: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002  (torch's names)
+    """``x`` limited to [min, max], as ``torch.clamp`` (either bound may be None, a number
+    or a Tensor); the gradient passes where min <= x <= max, bounds included. Where
+    min > max the result is max, as torch.
 
     >>> import duograd as dg
-    >>> dg.clip(dg.tensor([-2.0, 0.5, 3.0]), -1.0, 1.0).numpy()
+    >>> dg.clamp(dg.tensor([-2.0, 0.5, 3.0]), -1.0, 1.0).numpy()
     array([-1. ,  0.5,  1. ])
     """
-    if lo is None and hi is None:
-        raise ValueError("clip: give lo, hi or both")
-    return clip_p(x, lo=lo, hi=hi)
+    if min is None and max is None:
+        raise RuntimeError("clamp: at least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        # Tensor bounds are inputs: each gets the gradient where it is the result.
+        lo_cut = x if min is None else where_p(less_p(x, min), *_lift_all("clamp", (min, x)))
+        return lo_cut if max is None else where_p(greater_p(lo_cut, max), *_lift_all("clamp", (max, lo_cut)))
+    if isinstance(min, (np.ndarray, list, tuple)) or isinstance(max, (np.ndarray, list, tuple)):
+        return clip(x, None if min is None else _lift_all("clamp", (min,))[0],
+                    None if max is None else _lift_all("clamp", (max,))[0])
+    return clip_p(x, lo=min, hi=max)
 
 
-def _torch_names(op: str, axis: Any, keepdims: Any, dim: Any, keepdim: Any) -> tuple[Any, Any]:
-    """PyTorch's ``dim``/``keepdim`` accepted for NumPy's ``axis``/``keepdims``."""
-    if dim is not None:
-        if axis is not None:
+clamp = clip
+
+
+def _np_clip(a: Tensor, a_min: Any = None, a_max: Any = None, out: Any = None, **kw: Any) -> Tensor:
+    """``numpy.clip`` on a Tensor (NumPy's argument names)."""
+    if out is not None:
+        raise TypeError("numpy.clip: out= is not supported for Tensors")
+    return clip(a, kw.pop("min", a_min), kw.pop("max", a_max))
+
+
+def _dims(op: str, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> tuple[Any, bool]:
+    """PyTorch's ``dim``/``keepdim`` (primary) or NumPy's ``axis``/``keepdims`` (accepted)."""
+    if axis is not None:
+        if dim is not None:
             raise TypeError(f"{op}: give axis or dim, not both")
-        axis = dim
-    if keepdim is not None:
-        keepdims = keepdim
-    return axis, bool(keepdims)
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return dim, bool(keepdim)
 
 
 def _one_axis(x: Tensor, axis: Any, op: str) -> int:
+    """One dim as a non-negative int (0 for a 0-d tensor, which accepts 0 and -1)."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"{op}: axis must be one int, got {axis!r}")
-    return normalize_axes(axis, x.ndim, op, x.shape)[0]
+        raise TypeError(f"{op}: dim (axis) must be one int, got {axis!r}")
+    axes = normalize_axes(axis, x.ndim, op, x.shape)
+    return axes[0] if axes else 0
 
 
-def sum(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-        keepdim: bool | None = None) -> Tensor:
-    """Sum over ``axis`` (None: every axis); ``dim``/``keepdim`` are PyTorch's names.
+def _cast_for(x: Tensor, dtype: Any) -> Tensor:
+    return x if dtype is None or np.dtype(dtype) == x.dtype else astype(x, dtype)
+
+
+def sum(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,  # noqa: A001
+        axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Sum over ``dim`` (None: every dim; an int, a negative int or a tuple), as ``torch.sum``;
+    ``dtype`` casts first. NumPy's ``axis``/``keepdims`` are accepted too.
 
     >>> import duograd as dg
     >>> dg.sum(dg.ones((2, 3)), dim=0).numpy()
     array([2., 2., 2.])
     """
-    axis, keepdims = _torch_names("sum", axis, keepdims, dim, keepdim)
-    return sum_p(x, axis=normalize_axes(axis, x.ndim, "sum", x.shape), keepdims=keepdims)
+    dim, keepdim = _dims("sum", dim, keepdim, axis, keepdims)
+    x = _cast_for(x, dtype)
+    return sum_p(x, axis=normalize_axes(dim, x.ndim, "sum", x.shape), keepdims=keepdim)
 
 
 def _count(x: Tensor, axis: tuple[int, ...]) -> int:
     return math.prod(x.shape[a] for a in axis)
 
 
-def mean(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-         keepdim: bool | None = None) -> Tensor:
-    """Mean over ``axis``.
+def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
+         axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Mean over ``dim``, as ``torch.mean`` (an empty reduction gives nan).
 
     >>> import duograd as dg
     >>> float(dg.mean(dg.tensor([1.0, 2.0, 6.0])))
     3.0
     """
-    axis, keepdims = _torch_names("mean", axis, keepdims, dim, keepdim)
-    axes = normalize_axes(axis, x.ndim, "mean", x.shape)
-    return sum_p(x, axis=axes, keepdims=keepdims) / _count(x, axes)
+    dim, keepdim = _dims("mean", dim, keepdim, axis, keepdims)
+    x = _cast_for(x, dtype)
+    axes = normalize_axes(dim, x.ndim, "mean", x.shape)
+    n = _count(x, axes)
+    s = sum_p(x, axis=axes, keepdims=keepdim)
+    return s / n if n else s * np.nan
 
 
-def var(x: Tensor, axis: Any = None, keepdims: bool = False, ddof: int = 0, *, dim: Any = None,
-        keepdim: bool | None = None) -> Tensor:
-    """Variance over ``axis`` with ``ddof`` degrees of freedom removed (NumPy's default 0).
+def _correction(op: str, unbiased: Any, correction: Any) -> float:
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{op}: give unbiased or correction, not both")
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
+def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Variance over ``dim``, dividing by n - ``correction`` (default 1, as ``torch.var``;
+    ``unbiased=False`` is correction 0). ``x.var(True)`` reads the bool as ``unbiased``, as
+    torch does. NumPy's ``np.var(t)`` keeps NumPy's ddof=0 through the dispatch.
 
     >>> import duograd as dg
-    >>> float(dg.var(dg.tensor([1.0, 3.0])))
+    >>> float(dg.var(dg.tensor([1.0, 3.0]))), float(dg.var(dg.tensor([1.0, 3.0]), correction=0))
+    (2.0, 1.0)
+    """
+    if isinstance(dim, bool):  # torch's var(unbiased) overload
+        dim, unbiased = None, dim
+    dim, keepdim = _dims("var", dim, keepdim, axis, keepdims)
+    c = _correction("var", unbiased, correction)
+    axes = normalize_axes(dim, x.ndim, "var", x.shape)
+    return _var(x, axes, keepdim, c)
+
+
+def _var(x: Tensor, axes: tuple[int, ...], keepdim: bool, correction: float) -> Tensor:
+    n = _count(x, axes)
+    d = x - sum_p(x, axis=axes, keepdims=True) / (n if n else np.nan)
+    ss = sum_p(d * d, axis=axes, keepdims=keepdim)
+    dof = builtins.max(n - correction, 0)
+    return ss / dof if dof else ss * np.nan  # torch gives nan (or inf) where n <= correction
+
+
+def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
+        correction: float | None = None, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+    """Standard deviation, ``sqrt(var(...))`` with ``torch.std``'s arguments.
+
+    >>> import duograd as dg
+    >>> float(dg.std(dg.tensor([1.0, 3.0]), correction=0))
     1.0
     """
-    axis, keepdims = _torch_names("var", axis, keepdims, dim, keepdim)
-    axes = normalize_axes(axis, x.ndim, "var", x.shape)
-    d = x - sum_p(x, axis=axes, keepdims=True) / _count(x, axes)
-    return sum_p(d * d, axis=axes, keepdims=keepdims) / (_count(x, axes) - ddof)
+    return std_sqrt_p(var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims))
 
 
-def amax(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-         keepdim: bool | None = None) -> Tensor:
-    """The largest value over ``axis`` (values only); ties share the gradient.
+def _np_var(a: Tensor, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+            keepdims: bool = False, **kw: Any) -> Tensor:
+    """``numpy.var`` on a Tensor: NumPy's meaning (ddof=0 by default)."""
+    if out is not None or kw:
+        raise TypeError(f"numpy.var: {', '.join(['out'] * (out is not None) + list(kw))} not supported for Tensors")
+    a = _cast_for(a, dtype)
+    return _var(a, normalize_axes(axis, a.ndim, "var", a.shape), bool(keepdims), ddof)
+
+
+def _np_std(a: Tensor, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+            keepdims: bool = False, **kw: Any) -> Tensor:
+    """``numpy.std`` on a Tensor: NumPy's meaning (ddof=0 by default)."""
+    return std_sqrt_p(_np_var(a, axis, dtype, out, ddof, keepdims, **kw))
+
+
+def _extreme(name: str, prim: Primitive, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    axes = normalize_axes(dim, x.ndim, name, x.shape)
+    for a in axes:
+        if x.shape[a] == 0:
+            raise DimError(f"{name}: expected reduction dim {a} to have non-zero size "
+                           f"(input shape {x.shape})")
+    if not axes and x.ndim and not x._data.size:
+        raise ShapeError(f"{name}: expected reduction dim to be specified for an empty input "
+                         f"(shape {x.shape})")
+    return prim(x, axis=axes, keepdims=keepdim)
+
+
+def amax(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+         keepdims: bool | None = None) -> Tensor:
+    """The largest values over ``dim`` (any dims; None: all), as ``torch.amax``; ties share
+    the gradient evenly.
 
     >>> import duograd as dg
-    >>> dg.max(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
+    >>> dg.amax(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
     array([5., 7.])
     """
-    axis, keepdims = _torch_names("max", axis, keepdims, dim, keepdim)
-    return max_p(x, axis=normalize_axes(axis, x.ndim, "max", x.shape), keepdims=keepdims)
+    dim, keepdim = _dims("amax", dim, keepdim, axis, keepdims)
+    if dim is None and x._data.size == 0:
+        raise ShapeError(f"amax: the input is empty (shape {x.shape}); name a dim of non-zero size")
+    return _extreme("amax", max_p, x, dim, keepdim)
 
 
-def amin(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-         keepdim: bool | None = None) -> Tensor:
-    """The smallest value over ``axis`` (values only); ties share the gradient.
+def amin(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+         keepdims: bool | None = None) -> Tensor:
+    """The smallest values over ``dim`` (any dims; None: all), as ``torch.amin``; ties share
+    the gradient evenly.
 
     >>> import duograd as dg
-    >>> dg.min(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
+    >>> dg.amin(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
     array([1., 2.])
     """
-    axis, keepdims = _torch_names("min", axis, keepdims, dim, keepdim)
-    return min_p(x, axis=normalize_axes(axis, x.ndim, "min", x.shape), keepdims=keepdims)
+    dim, keepdim = _dims("amin", dim, keepdim, axis, keepdims)
+    if dim is None and x._data.size == 0:
+        raise ShapeError(f"amin: the input is empty (shape {x.shape}); name a dim of non-zero size")
+    return _extreme("amin", min_p, x, dim, keepdim)
 
 
-def argmax(x: Tensor, axis: Any = None, *, dim: Any = None) -> Tensor:
-    """Index of the largest value (over the flattened tensor when ``axis`` is None), int64,
-    without history.
+def _selected(name: str, arg: Primitive, rtype: Any, x: Tensor, dim: Any, keepdim: bool) -> Any:
+    """max/min along one dim: ``(values, indices)``; the gradient goes to the selected element
+    only (the first of ties, as torch's max(dim))."""
+    a = _one_axis(x, dim, name)
+    if x.ndim and x.shape[a] == 0:
+        raise DimError(f"{name}: expected reduction dim {a} to have non-zero size (input shape {x.shape})")
+    if x.ndim == 0:
+        return rtype(identity_p(x), zeros_like_p(argmax_p(x, axis=None)))
+    idx = arg(x, axis=a)                                  # int64, no history
+    chosen = onehot_p(unsqueeze(idx, a), axis=a, n=x.shape[a])
+    values = sum_p(where_p(chosen, x, 0.0), axis=(a,), keepdims=keepdim)
+    return rtype(values, unsqueeze(idx, a) if keepdim else idx)
+
+
+def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
+        keepdims: bool | None = None) -> Any:
+    """As ``torch.max``: no ``dim`` gives the largest value (ties share the gradient); with
+    ``dim`` the named tuple ``(values, indices)``; a Tensor second argument is
+    ``maximum(x, other)``.
 
     >>> import duograd as dg
-    >>> dg.argmax(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
-    array([1, 0])
+    >>> v, i = dg.max(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1)
+    >>> v.numpy(), i.numpy()
+    (array([5., 7.]), array([1, 0]))
     """
-    axis, _ = _torch_names("argmax", axis, False, dim, None)
-    return argmax_p(x, axis=None if axis is None else _one_axis(x, axis, "argmax"))
+    if isinstance(dim, Tensor):
+        return maximum_p(x, dim)
+    dim, keepdim = _dims("max", dim, keepdim, axis, keepdims)
+    if dim is None:
+        return amax(x)
+    return _selected("max", argmax_p, return_types.max, x, dim, keepdim)
 
 
-def argmin(x: Tensor, axis: Any = None, *, dim: Any = None) -> Tensor:
-    """Index of the smallest value (over the flattened tensor when ``axis`` is None), int64,
-    without history.
+def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,  # noqa: A001
+        keepdims: bool | None = None) -> Any:
+    """As ``torch.min``: no ``dim`` gives the smallest value; with ``dim`` the named tuple
+    ``(values, indices)``; a Tensor second argument is ``minimum(x, other)``.
 
     >>> import duograd as dg
-    >>> dg.argmin(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), axis=1).numpy()
+    >>> dg.min(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).indices.numpy()
     array([0, 1])
     """
-    axis, _ = _torch_names("argmin", axis, False, dim, None)
-    return argmin_p(x, axis=None if axis is None else _one_axis(x, axis, "argmin"))
+    if isinstance(dim, Tensor):
+        return minimum_p(x, dim)
+    dim, keepdim = _dims("min", dim, keepdim, axis, keepdims)
+    if dim is None:
+        return amin(x)
+    return _selected("min", argmin_p, return_types.min, x, dim, keepdim)
 
 
-def logsumexp(x: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
-              keepdim: bool | None = None) -> Tensor:
-    """``log(sum(exp(x)))`` over ``axis``, shifted by the max so it never overflows.
+def _arg(name: str, prim: Primitive, x: Tensor, dim: Any, keepdim: bool) -> Tensor:
+    if dim is None:
+        if not x._data.size:
+            raise DimError(f"{name}: expected reduction dim to be specified for an empty input "
+                           f"(shape {x.shape})")
+        i = prim(x, axis=None)
+        return reshape_p(i, shape=(1,) * x.ndim) if keepdim else i
+    a = _one_axis(x, dim, name)
+    if x.ndim == 0:
+        return prim(x, axis=None)
+    if x.shape[a] == 0:
+        raise DimError(f"{name}: expected reduction dim {a} to have non-zero size (input shape {x.shape})")
+    i = prim(x, axis=a)
+    return unsqueeze(i, a) if keepdim else i
+
+
+def argmax(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+           keepdims: bool | None = None) -> Tensor:
+    """Index of the largest value (over the flattened tensor when ``dim`` is None), int64,
+    without history, as ``torch.argmax``.
+
+    >>> import duograd as dg
+    >>> dg.argmax(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
+    array([1, 0])
+    """
+    dim, keepdim = _dims("argmax", dim, keepdim, axis, keepdims)
+    return _arg("argmax", argmax_p, x, dim, keepdim)
+
+
+def argmin(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+           keepdims: bool | None = None) -> Tensor:
+    """Index of the smallest value (over the flattened tensor when ``dim`` is None), int64,
+    without history, as ``torch.argmin``.
+
+    >>> import duograd as dg
+    >>> dg.argmin(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
+    array([0, 1])
+    """
+    dim, keepdim = _dims("argmin", dim, keepdim, axis, keepdims)
+    return _arg("argmin", argmin_p, x, dim, keepdim)
+
+
+def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
+              keepdims: bool | None = None) -> Tensor:
+    """``log(sum(exp(x)))`` over ``dim``, shifted by the max so it never overflows.
 
     >>> import duograd as dg
     >>> float(dg.logsumexp(dg.tensor([1000.0, 1000.0])))
     1000.6931471805599
     """
-    axis, keepdims = _torch_names("logsumexp", axis, keepdims, dim, keepdim)
-    return logsumexp_p(x, axis=normalize_axes(axis, x.ndim, "logsumexp", x.shape), keepdims=keepdims)
+    dim, keepdim = _dims("logsumexp", dim, keepdim, axis, keepdims)
+    return logsumexp_p(x, axis=normalize_axes(dim, x.ndim, "logsumexp", x.shape), keepdims=keepdim)
 
 
-def cumsum(x: Tensor, axis: int | None = None, *, dim: int | None = None) -> Tensor:
-    """Running sum along ``axis``, as ``numpy.cumsum`` (``dim`` is PyTorch's name).
+def cumsum(x: Tensor, dim: int | None = None, *, axis: int | None = None, dtype: Any = None) -> Tensor:
+    """Running sum along ``dim``, as ``torch.cumsum`` (a 0-d tensor accepts dim 0 and -1).
 
     >>> import duograd as dg
-    >>> dg.cumsum(dg.tensor([1.0, 2.0, 3.0]), axis=0).numpy()
+    >>> dg.cumsum(dg.tensor([1.0, 2.0, 3.0]), dim=0).numpy()
     array([1., 3., 6.])
     """
-    axis, _ = _torch_names("cumsum", axis, False, dim, None)
-    return cumsum_p(x, axis=_one_axis(x, axis, "cumsum"))
+    dim, _ = _dims("cumsum", dim, False, axis, None)
+    x = _cast_for(x, dtype)
+    a = _one_axis(x, dim, "cumsum")
+    return cumsum_p(x, axis=a) if x.ndim else identity_p(x)
 
 
 def _log_softmax(x: Tensor, axes: tuple[int, ...]) -> Tensor:
@@ -521,57 +717,113 @@ def _log_softmax(x: Tensor, axes: tuple[int, ...]) -> Tensor:
     return s - log_p(sum_p(exp_p(s), axis=axes, keepdims=True))
 
 
-def log_softmax(x: Any, axis: int = -1, *, dim: int | None = None) -> Tensor:
-    """``log(softmax(x))`` along ``axis``, stable for any finite input.
+def log_softmax(x: Any, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+    """``log(softmax(x))`` along ``dim`` (default -1), stable for any finite input.
 
     >>> import duograd as dg
-    >>> dg.tensor([1000.0, 0.0]).log_softmax().numpy()
+    >>> dg.tensor([1000.0, 0.0]).log_softmax(0).numpy()
     array([    0., -1000.])
     """
-    axis, _ = _torch_names("log_softmax", None if dim is not None else axis, False, dim, None)
+    dim, _ = _dims("log_softmax", dim, False, axis, None)
     x = _lift_all("log_softmax", (x,))[0]
-    return _log_softmax(x, normalize_axes(axis, x.ndim, "log_softmax", x.shape))
+    return _log_softmax(x, normalize_axes(-1 if dim is None else _one_int(dim, "log_softmax"),
+                                          x.ndim, "log_softmax", x.shape))
 
 
-def softmax(x: Any, axis: int = -1, *, dim: int | None = None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``axis``, as ``exp(log_softmax(x))``.
+def softmax(x: Any, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim`` (default -1), as ``exp(log_softmax(x))``.
 
     >>> import duograd as dg
-    >>> dg.tensor([0.0, 0.0]).softmax().numpy()
+    >>> dg.tensor([0.0, 0.0]).softmax(0).numpy()
     array([0.5, 0.5])
     """
-    axis, _ = _torch_names("softmax", None if dim is not None else axis, False, dim, None)
+    dim, _ = _dims("softmax", dim, False, axis, None)
     x = _lift_all("softmax", (x,))[0]
-    return exp_p(_log_softmax(x, normalize_axes(axis, x.ndim, "softmax", x.shape)))
+    return exp_p(_log_softmax(x, normalize_axes(-1 if dim is None else _one_int(dim, "softmax"),
+                                                x.ndim, "softmax", x.shape)))
+
+
+def _one_int(dim: Any, op: str) -> int:
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{op}: dim (axis) must be one int, got {dim!r}")
+    return int(dim)
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
-    """The same values in a new shape (one entry may be -1).
+    """The same values in a new shape, given as varargs or one tuple (one entry may be -1),
+    as ``torch.reshape`` / ``Tensor.view``.
 
     >>> import duograd as dg
-    >>> dg.reshape(dg.ones(6), (2, -1)).shape
-    (2, 3)
+    >>> dg.reshape(dg.ones(6), (2, -1)).shape, dg.ones(6).view(3, 2).shape
+    ((2, 3), (3, 2))
     """
     return reshape_p(x, shape=_shape_of(shape))
 
 
-def transpose(x: Tensor, *axes: Any) -> Tensor:
-    """Permute the axes (NumPy's meaning; no axes reverses them).
+def _np_reshape(a: Tensor, shape: Any = None, order: str = "C", **kw: Any) -> Tensor:
+    """``numpy.reshape`` on a Tensor (``newshape=`` accepted, C order only)."""
+    shape = kw.pop("newshape", shape)
+    if order != "C" or kw:
+        raise TypeError("numpy.reshape: only C order and a shape are supported for Tensors")
+    return reshape(a, shape)
+
+
+def permute(x: Tensor, *dims: Any) -> Tensor:
+    """The dims reordered: result dim i is input dim ``dims[i]`` (varargs or one tuple), as
+    ``torch.permute``.
 
     >>> import duograd as dg
-    >>> dg.transpose(dg.ones((2, 3, 4)), (1, 0, 2)).shape
-    (3, 2, 4)
+    >>> dg.ones((2, 3, 4)).permute(2, 0, 1).shape
+    (4, 2, 3)
     """
-    if not axes or axes == (None,):
-        axes = tuple(range(x.ndim - 1, -1, -1))
-    else:
-        axes, nd = _shape_of(axes), x.ndim
-        # Range first: a % nd alone would let transpose(3, 0) pass as (1, 0) on a matrix.
-        if any(not -nd <= a < nd for a in axes) or sorted(a % nd for a in axes) != list(range(nd)):
-            raise ValueError(f"transpose: axes {axes} are not a permutation of the "
-                             f"{x.ndim} axes of a tensor of shape {x.shape}")
-        axes = tuple(a % x.ndim for a in axes)
-    return transpose_p(x, axes=axes)
+    dims = _shape_of(dims) if dims else ()
+    nd = x.ndim
+    if len(dims) != nd:
+        raise ShapeError(f"permute: {len(dims)} dims {dims} given for a tensor of shape {x.shape} "
+                         f"({nd} dims)")
+    axes = tuple(_one_axis(x, d, "permute") for d in dims)
+    if len(set(axes)) != len(axes):
+        raise ShapeError(f"permute: repeated dim in {dims} (tensor of shape {x.shape})")
+    return transpose_p(x, axes=axes) if nd else identity_p(x)
+
+
+def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
+    """``x`` with dims ``dim0`` and ``dim1`` swapped, as ``torch.transpose`` (a 0-d tensor
+    accepts 0 and -1). ``np.transpose(t, axes)`` keeps NumPy's meaning.
+
+    >>> import duograd as dg
+    >>> dg.transpose(dg.ones((2, 3, 4)), 0, 2).shape
+    (4, 3, 2)
+    """
+    a, b = _one_axis(x, dim0, "transpose"), _one_axis(x, dim1, "transpose")
+    if x.ndim < 2 or a == b:
+        return identity_p(x)
+    axes = list(range(x.ndim))
+    axes[a], axes[b] = b, a
+    return transpose_p(x, axes=tuple(axes))
+
+
+def _np_transpose(a: Tensor, axes: Any = None) -> Tensor:
+    """``numpy.transpose`` on a Tensor: a permutation of the axes (None reverses them)."""
+    if axes is None:
+        return reverse_dims(a)
+    return permute(a, tuple(axes))
+
+
+def reverse_dims(x: Tensor) -> Tensor:
+    """Every dim in reverse order (``Tensor.T``)."""
+    return transpose_p(x, axes=tuple(range(x.ndim - 1, -1, -1))) if x.ndim > 1 else identity_p(x)
+
+
+def matrix_transpose(x: Tensor) -> Tensor:
+    """The last two dims swapped (``Tensor.mT``); a 1-D tensor raises, as torch (a 0-d one
+    is left as it is, torch's deprecated identity)."""
+    if x.ndim == 0:
+        return identity_p(x)
+    if x.ndim < 2:
+        raise ShapeError(f"mT: only matrices or batches of matrices can be transposed; got "
+                         f"shape {x.shape}")
+    return _mT(x)
 
 
 def broadcast_to(x: Tensor, shape: Iterable[int]) -> Tensor:
@@ -585,36 +837,125 @@ def broadcast_to(x: Tensor, shape: Iterable[int]) -> Tensor:
     return broadcast_to_p(x, shape=tuple(int(n) for n in shape))
 
 
-def squeeze(x: Tensor, axis: Any = None) -> Tensor:
-    """Drop size-1 axes (all of them, or those named by ``axis``).
+def expand(x: Tensor, *sizes: Any) -> Tensor:
+    """``x`` broadcast to ``sizes`` (varargs or one tuple); -1 keeps that dim's size, as
+    ``Tensor.expand``. Only a dim of size 1 can grow.
 
     >>> import duograd as dg
-    >>> dg.squeeze(dg.ones((1, 3, 1))).shape
-    (3,)
+    >>> dg.ones((3, 1)).expand(2, -1, 4).shape
+    (2, 3, 4)
     """
-    if axis is None:
-        return reshape_p(x, shape=tuple(n for n in x.shape if n != 1))
-    axes = normalize_axes(axis, x.ndim, "squeeze", x.shape)
-    bad = [a for a in axes if x.shape[a] != 1]
-    if bad:
-        raise ValueError(f"squeeze: axis {bad[0]} of a tensor of shape {x.shape} has size "
-                         f"{x.shape[bad[0]]}, not 1")
-    return reshape_p(x, shape=tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    sizes = _shape_of(sizes)
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise ShapeError(f"expand: {len(sizes)} sizes {sizes} given for a tensor of shape {x.shape}; "
+                         "need at least one per dim")
+    shape = []
+    for i, n in enumerate(sizes):
+        if n == -1:
+            if i < lead:
+                raise ShapeError(f"expand: -1 is not allowed for the new leading dim {i} "
+                                 f"(sizes {sizes}, tensor of shape {x.shape})")
+            n = x.shape[i - lead]
+        elif n < 0:
+            raise ShapeError(f"expand: size {n} in {sizes} is negative")
+        shape.append(n)
+    return broadcast_to_p(x, shape=tuple(shape))
 
 
-def unsqueeze(x: Tensor, axis: int) -> Tensor:
-    """A new size-1 axis at ``axis``.
+def repeat(x: Tensor, *sizes: Any) -> Tensor:
+    """``x`` tiled ``sizes[i]`` times along dim i (varargs or one tuple, at least one per
+    dim; extra sizes add leading dims), as ``Tensor.repeat``.
+
+    >>> import duograd as dg
+    >>> dg.tensor([1.0, 2.0]).repeat(2, 2).numpy()
+    array([[1., 2., 1., 2.],
+           [1., 2., 1., 2.]])
+    """
+    sizes = _shape_of(sizes)
+    if len(sizes) < x.ndim:
+        raise ShapeError(f"repeat: {len(sizes)} sizes {sizes} given for a tensor of shape "
+                         f"{x.shape}; need at least one per dim")
+    if any(n < 0 for n in sizes):
+        raise ShapeError(f"repeat: negative size in {sizes}")
+    shape = (1,) * (len(sizes) - x.ndim) + x.shape
+    # Interleave: (r0, s0, r1, s1, ...) from (1, s0, 1, s1, ...), then merge each pair.
+    spread = tuple(v for n in shape for v in (1, n))
+    tiled = tuple(v for r, n in zip(sizes, shape) for v in (r, n))
+    y = broadcast_to_p(reshape_p(x, shape=spread), shape=tiled)
+    return reshape_p(y, shape=tuple(r * n for r, n in zip(sizes, shape)))
+
+
+def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Dims ``start_dim`` to ``end_dim`` merged into one, as ``torch.flatten`` (a 0-d
+    tensor becomes shape (1,)).
+
+    >>> import duograd as dg
+    >>> dg.flatten(dg.ones((2, 3, 4)), 1).shape
+    (2, 12)
+    """
+    if x.ndim == 0:
+        _one_axis(x, start_dim, "flatten"), _one_axis(x, end_dim, "flatten")
+        return reshape_p(x, shape=(1,))
+    a, b = _one_axis(x, start_dim, "flatten"), _one_axis(x, end_dim, "flatten")
+    if a > b:
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                         f"(tensor of shape {x.shape})")
+    shape = x.shape[:a] + (math.prod(x.shape[a:b + 1]),) + x.shape[b + 1:]
+    return reshape_p(x, shape=shape) if shape != x.shape else identity_p(x)
+
+
+def squeeze(x: Tensor, dim: Any = None, *, axis: Any = None) -> Tensor:
+    """Drop size-1 dims: all of them, or those named by ``dim`` (an int or a tuple); a named
+    dim whose size is not 1 is left alone, as ``torch.squeeze``.
+
+    >>> import duograd as dg
+    >>> dg.squeeze(dg.ones((1, 3, 1))).shape, dg.ones((1, 3)).squeeze(1).shape
+    ((3,), (1, 3))
+    """
+    dim, _ = _dims("squeeze", dim, False, axis, None)
+    axes = normalize_axes(dim, x.ndim, "squeeze", x.shape)
+    shape = tuple(n for i, n in enumerate(x.shape) if not (i in axes and n == 1))
+    return reshape_p(x, shape=shape) if shape != x.shape else identity_p(x)
+
+
+def _np_squeeze(a: Tensor, axis: Any = None) -> Tensor:
+    """``numpy.squeeze`` on a Tensor: a named axis whose size is not 1 raises, as NumPy."""
+    axes = normalize_axes(axis, a.ndim, "squeeze", a.shape)
+    if axis is not None and any(a.shape[i] != 1 for i in axes):
+        raise ShapeError(f"numpy.squeeze: cannot select an axis to squeeze out which has size "
+                         f"not equal to one (axis {axis}, shape {a.shape})")
+    return squeeze(a, axis)
+
+
+def unsqueeze(x: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+    """A new size-1 dim at ``dim``, as ``torch.unsqueeze``.
 
     >>> import duograd as dg
     >>> dg.unsqueeze(dg.ones(3), 0).shape
     (1, 3)
     """
+    dim, _ = _dims("unsqueeze", dim, False, axis, None)
     nd = x.ndim + 1
-    if not -nd <= axis < nd:
-        raise ValueError(f"unsqueeze: axis {axis} is out of range for a result of {nd} "
-                         f"dimensions (input shape {x.shape})")
-    axis %= nd
-    return reshape_p(x, shape=x.shape[:axis] + (1,) + x.shape[axis:])
+    if dim is None or not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"unsqueeze: dim (axis) must be one int, got {dim!r}")
+    if not -nd <= dim < nd:
+        raise DimError(f"unsqueeze: dim {dim} is out of range for a result of {nd} "
+                       f"dims (input shape {x.shape}; expected a dim in [{-nd}, {nd - 1}])")
+    dim %= nd
+    return reshape_p(x, shape=x.shape[:dim] + (1,) + x.shape[dim:])
+
+
+def clone(x: Tensor) -> Tensor:
+    """A differentiable copy (new memory), as ``torch.clone``.
+
+    >>> import duograd as dg
+    >>> a = dg.ones(2)
+    >>> b = a.clone()
+    >>> b.numpy() is a.numpy()
+    False
+    """
+    return clone_p(x)
 
 
 def _index_part(i: Any) -> Any:

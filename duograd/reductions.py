@@ -140,7 +140,7 @@ def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any
     if dtype is not None:
         x = ops.astype(x, dtype)
     if dim is None:
-        return prod_p(reshape_p(x, shape=(x.size,)), axis=0, keepdims=False)
+        return prod_p(reshape_p(x, shape=(x.numel(),)), axis=0, keepdims=False)
     return prod_p(x, axis=dim_index(dim, x.ndim, "prod", x.shape), keepdims=bool(keepdim))
 
 
@@ -388,10 +388,10 @@ def median(x: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     2.0
     """
     if dim is None:
-        if x.size == 0:
+        if x.numel() == 0:
             return sum_p(reshape_p(x, shape=(0,)), axis=(0,), keepdims=False) + np.nan
-        flat = reshape_p(x, shape=(x.size,))
-        return reshape_p(_kth(flat, (x.size + 1) // 2, 0, False, return_types.median).values, shape=())
+        flat = reshape_p(x, shape=(x.numel(),))
+        return reshape_p(_kth(flat, (x.numel() + 1) // 2, 0, False, return_types.median).values, shape=())
     d = _sort_args(x, dim, "median")
     n = x.shape[d] if x.ndim else 1
     if n == 0:

@@ -17,6 +17,27 @@ if TYPE_CHECKING:  # pragma: no cover
 Shape = tuple[int, ...]
 
 
+class ShapeError(ValueError, RuntimeError):
+    """Shapes that do not fit together: operands that do not broadcast, a matmul whose
+    inner dimensions differ, a ``view`` of the wrong number of elements, an ``expand`` of a
+    dimension whose size is not 1, a repeated dim. PyTorch raises ``RuntimeError`` for these
+    and this project's contract (and NumPy) ``ValueError``; this class is both, so either
+    ``except`` catches it (a row of "Differences from PyTorch" in docs/api.md).
+
+    >>> issubclass(ShapeError, RuntimeError) and issubclass(ShapeError, ValueError)
+    True
+    """
+
+
+class DimError(IndexError, ValueError):
+    """A dim out of range for a tensor's number of dimensions: ``IndexError`` as in
+    PyTorch, and ``ValueError`` as NumPy's ``AxisError`` (which is both, too).
+
+    >>> issubclass(DimError, IndexError) and issubclass(DimError, ValueError)
+    True
+    """
+
+
 def broadcast_shape(*shapes: Shape, op: str = "broadcast") -> Shape:
     """The NumPy broadcast of ``shapes``, or a ValueError naming ``op`` and the shapes.
 
@@ -33,7 +54,7 @@ def broadcast_shape(*shapes: Shape, op: str = "broadcast") -> Shape:
                 if n != 1:
                     if size not in (1, n):
                         shown = " and ".join(str(tuple(s)) for s in shapes)
-                        raise ValueError(f"{op}: shapes {shown} do not broadcast")
+                        raise ShapeError(f"{op}: shapes {shown} do not broadcast")
                     size = n
         result.append(size)
     return tuple(result)
@@ -66,10 +87,12 @@ def sum_to(g: "Tensor", shape: Shape) -> "Tensor":
 def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
                    shape: Shape | None = None) -> tuple[int, ...]:
     """``axis`` as a sorted tuple of non-negative axes; None means every axis.
-    ``shape``, when given, is named in the error message.
+    ``shape``, when given, is named in the error message. A 0-d tensor accepts dim 0 and
+    -1, as in PyTorch (they name no axis). Out of range: ``DimError``; repeated:
+    ``ShapeError``.
 
-    >>> normalize_axes(-1, 3, "sum")
-    (2,)
+    >>> normalize_axes(-1, 3, "sum"), normalize_axes(0, 0, "sum")
+    ((2,), ())
     """
     if axis is None:
         return tuple(range(ndim))
@@ -80,15 +103,18 @@ def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
     for a in axes:
         # NumPy integers count as ints (an axis often comes from np.argmax); bools do not.
         if isinstance(a, bool) or not hasattr(a, "__index__"):
-            raise TypeError(f"{op}: axis must be an int or a tuple of ints, got {axis!r}")
+            raise TypeError(f"{op}: dim (axis) must be an int or a tuple of ints, got {axis!r}")
         a = operator.index(a)
-        if not -ndim <= a < ndim:
+        lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+        if not lo <= a <= hi:
             of = f"shape {tuple(shape)}" if shape is not None else f"{ndim} dimensions"
-            raise ValueError(f"{op}: axis {a} is out of range for a tensor of {of}")
-        out.append(a % ndim if ndim else a)
+            raise DimError(f"{op}: dim {a} is out of range for a tensor of {of} (expected "
+                           f"a dim in [{lo}, {hi}])")
+        if ndim:
+            out.append(a % ndim)
     if len(set(out)) != len(out):
         of = f" for a tensor of shape {tuple(shape)}" if shape is not None else ""
-        raise ValueError(f"{op}: repeated axis in {axis!r}{of}")
+        raise ShapeError(f"{op}: repeated dim in {axis!r}{of}")
     return tuple(sorted(out))
 
 

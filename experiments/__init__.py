@@ -54,7 +54,10 @@ def compiled(step: Callable) -> Callable:
 
 # Run order of the stages, which is also the order of the report's sections.
 STAGES = ("spiral", "digits", "digits_cnn", "optimizers", "scalar_vs_tensor", "benchmarks", "modes",
-          "finite_diff", "graphs", "inside_gradient", "verification")
+          "finite_diff", "graphs", "inside_gradient", "verification", "names")
+# Stages that run only when named (``--only digits_sweep``): the digits hyper-parameter
+# sweep on a validation split, whose choice the digits stages then train.
+OPTIONAL_STAGES = ("digits_sweep",)
 
 
 def check_size(size: str) -> str:

@@ -2,7 +2,7 @@
 
 One is a small scalar expression on ``Value`` (after its backward pass, so every box
 shows its gradient); the other is the forward pass of one MLP layer on tensors,
-``relu(x @ W + b)``, where each box is a whole array. ``draw`` uses Graphviz's ``dot``
+``relu(x @ W.T + b)``, where each box is a whole array. ``draw`` uses Graphviz's ``dot``
 when it is installed and a matplotlib layout otherwise; the stage records which one
 drew each picture. The DOT source is written next to every PNG either way.
 
@@ -78,7 +78,7 @@ def name_leaves(dot_source: str, names: dict[str, float]) -> tuple[str, list[str
 
 
 def layer_forward() -> dg.Tensor:
-    """One MLP layer's forward pass on tensors: ``relu(x @ W + b)`` for 4 inputs of 3
+    """One MLP layer's forward pass on tensors: ``relu(x @ W.T + b)`` for 4 inputs of 3
     features through ``nn.Linear(3, 2)``.
 
     >>> layer_forward().shape
@@ -119,7 +119,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     result["scalar"]["expression"] = "tanh(a*b + c) * d"
     result["scalar"]["leaves"] = dict(LEAVES)
     result["scalar"]["leaf_names_drawn"] = renderers == {"dot"} and placed == list(LEAVES)
-    result["tensor"]["expression"] = "relu(x @ W + b), x: (4, 3), W: (3, 2), b: (2,)"
+    result["tensor"]["expression"] = "relu(x @ W.T + b), x: (4, 3), W: (2, 3), b: (2,)"
     result["renderer"] = renderers.pop() if len(renderers) == 1 else "mixed"
     result["dot_installed"] = shutil.which("dot") is not None
     result["figures"] = [result["scalar"]["png"], result["tensor"]["png"]]

@@ -47,16 +47,16 @@ def spiral_loss(bad: Any = None, where: str = "none") -> dg.Tensor:
     l1, l2, l3 = model.layers
     x = dg.tensor(X)
     with dg.anomaly.record_locations():
-        h = (x @ l1.weight + l1.bias).relu()
+        h = (x @ l1.weight.T + l1.bias).relu()
         if where == "square":
-            h = bad(h, l2.weight).tanh()
+            h = bad(h, l2.weight.T).tanh()
         elif where == "pair":
-            h = bad(h @ l2.weight, l2.bias * 0.5 + 1.0).tanh()
+            h = bad(h @ l2.weight.T, l2.bias * 0.5 + 1.0).tanh()
         elif where == "unary":
-            h = bad(h @ l2.weight + l2.bias)
+            h = bad(h @ l2.weight.T + l2.bias)
         else:
-            h = (h @ l2.weight + l2.bias).relu()
-        return F.cross_entropy(h @ l3.weight + l3.bias, y)
+            h = (h @ l2.weight.T + l2.bias).relu()
+        return F.cross_entropy(h @ l3.weight.T + l3.bias, y)
 
 
 def locate_nans() -> dict[str, Any]:
@@ -106,7 +106,7 @@ def layer_gradient_norms(activation: str, depth: int = 20, width: int = 32,
         h = h.sigmoid() if activation == "sigmoid" else h.relu()
 
         def keep(g: dg.Tensor, k: int = k) -> None:
-            norms[k] = float(np.linalg.norm(g.numpy()))
+            norms[k] = float(np.linalg.norm(g.detach().numpy()))
         handles.append(h.register_hook(keep))
     (h * h).sum().backward()
     for hd in handles:
@@ -180,7 +180,8 @@ def checkpoint_tradeoff(depth: int, width: int, batch: int, repeats: int) -> dic
         return list(dg.grad((h * h).mean(), flat))
 
     g_plain, g_ck = step(False), step(True)
-    identical = all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(g_plain, g_ck))
+    identical = all(np.array_equal(a.detach().numpy(), b.detach().numpy())
+                    for a, b in zip(g_plain, g_ck))
     grad_bytes = sum(t.data.nbytes for t in flat)
     peak_plain, peak_ck = _peak_bytes(lambda: step(False)), _peak_bytes(lambda: step(True))
     tp, tc = [], []
@@ -189,6 +190,11 @@ def checkpoint_tradeoff(depth: int, width: int, batch: int, repeats: int) -> dic
         tc.append(median_time(lambda: step(True), 1, warmup=0))
     t_plain, t_ck = float(np.median(tp)), float(np.median(tc))
     act_plain, act_ck = peak_plain - grad_bytes, peak_ck - grad_bytes
+    # The sqrt(n)-segments model: plain keeps every layer's activations (n of them); with
+    # segments of s layers, the n/s segment inputs are kept and one segment's s layers are
+    # recomputed at a time, so n/s + s layers' worth. Per-layer bytes from the plain run.
+    kept = math.ceil(depth / seg) + seg
+    predicted_ck = grad_bytes + act_plain * kept / depth
     return {
         "depth": depth, "width": width, "batch": batch, "segment": seg,
         "peak_mib_plain": peak_plain / 2**20, "peak_mib_checkpoint": peak_ck / 2**20,
@@ -196,11 +202,36 @@ def checkpoint_tradeoff(depth: int, width: int, batch: int, repeats: int) -> dic
         "memory_ratio": peak_plain / peak_ck,
         "memory_ratio_without_gradients": act_plain / act_ck if act_ck > 0 else None,
         "seconds_plain": t_plain, "seconds_checkpoint": t_ck, "time_ratio": t_ck / t_plain,
+        "predicted_peak_mib_checkpoint": predicted_ck / 2**20,
+        "predicted_memory_ratio": peak_plain / predicted_ck,
+        "predicted_layers_kept": kept,
         "bit_identical": bool(identical), "targets": {"memory": ">= 3x lower", "time": "<= 1.4x"},
     }
 
 
 # ---------------------------------------------------------------- the stage
+
+def _draw_explain(ex: Any, png: Path) -> None:
+    """dg.explain's picture, laid out for a page: each node's label on one line and the
+    ranks packed close, so a 24-node chain reads as a picture about as wide as it is
+    tall (explain's own drawing stacks four-line boxes: a tall, narrow sliver). Without
+    Graphviz, explain's own matplotlib drawing."""
+    import re
+    import shutil
+    import subprocess
+
+    dot = ex.to_dot()
+    dot = re.sub(r'label="([^"]*)"', lambda m: 'label="' + m.group(1).replace("\\n", "  |  ") + '"',
+                 dot)
+    dot = dot.replace("rankdir=BT;", "rankdir=BT; ranksep=0.18; nodesep=0.3; dpi=96;", 1)
+    dot = dot.replace('node [shape=box, fontname="Helvetica"]',
+                      'node [shape=box, fontname="Helvetica", fontsize=11, height=0.3]', 1)
+    png.with_suffix(".dot").write_text(dot, encoding="utf-8")
+    exe = shutil.which("dot")
+    if exe is None or subprocess.run([exe, "-Tpng", str(png.with_suffix(".dot")), "-o", str(png)],
+                                     capture_output=True).returncode != 0:
+        ex.draw(str(png))
+
 
 def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> dict[str, Any]:
     """Every measurement of the stage and its figures.
@@ -222,7 +253,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
                   "summed_axes": [None if a is None else list(a) for a in r["summed_axes"]],
                   "where": os.path.basename(r["where"] or "")}
                  for k, r in enumerate(ex.rows) if r["op"] == "add" and any(r["summed_axes"])]
-    ex.draw(str(out / "inside_explain.png"))
+    _draw_explain(ex, out / "inside_explain.png")
     cells = [line.split("  ") for line in table.splitlines()[2:-1]]
     result["explain"] = {"table": table, "rows": len(ex.rows), "bias_rows": bias_rows,
                          "cells": [[c.strip() for c in row if c.strip()] for row in cells],
@@ -269,23 +300,35 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
 
     repeats = {"full": 7, "quick": 3, "smoke": 1}[size]
     result["anomaly_cost"] = anomaly_overhead(100 if size != "smoke" else 10, repeats)
+    # Two configurations: a wide one whose peak is dominated by its gradients (64 MiB of
+    # weights' gradients, which checkpointing cannot drop), and a deep one with a large batch
+    # whose peak is dominated by activations, where checkpointing is meant to help.
+    ck_repeats = {"full": 3, "quick": 1, "smoke": 1}[size]
     dims = (32, 512, 256) if size != "smoke" else (8, 16, 8)
-    result["checkpoint"] = checkpoint_tradeoff(*dims, repeats={"full": 5, "quick": 1, "smoke": 1}[size])
+    result["checkpoint"] = checkpoint_tradeoff(*dims, repeats=ck_repeats)
+    dims = (64, 64, 1024) if size != "smoke" else (16, 8, 32)
+    result["checkpoint_activations"] = checkpoint_tradeoff(*dims, repeats=ck_repeats)
 
-    c = result["checkpoint"]
-    fig, ax = figure(size=(6.5, 4.2))
-    ax.bar([0, 1], [c["peak_mib_plain"], c["peak_mib_checkpoint"]], color=["#888888", "#4477aa"],
-           label="peak MiB (tracemalloc)")
-    ax.bar([0, 1], [c["gradient_mib"]] * 2, color="none", edgecolor="black", hatch="//",
-           label="of which the gradients")
-    for k, (mib, sec) in enumerate(((c["peak_mib_plain"], c["seconds_plain"]),
-                                    (c["peak_mib_checkpoint"], c["seconds_checkpoint"]))):
-        ax.text(k, mib, f"{mib:.0f} MiB\n{sec * 1e3:.0f} ms", ha="center", va="bottom")
-    ax.set_xticks([0, 1], ["plain", f"checkpoint\n(segments of {c['segment']})"])
-    ax.set_ylabel("peak memory of forward + backward (MiB)")
-    ax.set_title(f"{c['depth']}-layer tanh MLP, width {c['width']}, batch {c['batch']}")
-    ax.margins(y=0.2)
-    ax.legend(loc="upper right")
+    fig, axes = figure(ncols=2, size=(10.5, 4.2))
+    for ax, key, what in ((axes[0], "checkpoint", "gradient-dominated"),
+                          (axes[1], "checkpoint_activations", "activation-dominated")):
+        c = result[key]
+        ax.bar([0, 1], [c["peak_mib_plain"], c["peak_mib_checkpoint"]],
+               color=["#888888", "#4477aa"], label="measured peak (tracemalloc)")
+        ax.bar([0, 1], [c["gradient_mib"]] * 2, color="none", edgecolor="black", hatch="//",
+               label="of which the gradients")
+        ax.plot([0.7, 1.3], [c["predicted_peak_mib_checkpoint"]] * 2, color="#cc3311", lw=2,
+                ls="--", label="sqrt(n)-segments prediction")
+        for k, (mib, sec) in enumerate(((c["peak_mib_plain"], c["seconds_plain"]),
+                                        (c["peak_mib_checkpoint"], c["seconds_checkpoint"]))):
+            ax.text(k, mib, f"{mib:.0f} MiB\n{sec * 1e3:.0f} ms", ha="center", va="bottom",
+                    fontsize=9)
+        ax.set_xticks([0, 1], ["plain", f"checkpoint\n(segments of {c['segment']})"])
+        ax.set_ylabel("peak memory of forward + backward (MiB)")
+        ax.set_title(f"{what}: {c['depth']} tanh layers,\nwidth {c['width']}, batch {c['batch']}: "
+                     f"{c['memory_ratio']:.2f}x less memory", fontsize=10)
+        ax.margins(y=0.25)
+        ax.legend(loc="upper right", fontsize=8)
     ckpt_png = save(fig, out, "inside_checkpoint.png")
     result["figures"] = ["inside_explain.png", vanishing_png, ckpt_png]
     return result

@@ -13,6 +13,7 @@ computed with NumPy alone.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 import numpy as np
@@ -20,13 +21,16 @@ import numpy as np
 import duograd as dg
 from duograd import func
 
-from . import check_size, figure, save, time_quartiles, track
+from . import check_size, figure, quartiles, save, track
 
 SEED = 0
 HIDDEN = 64
 PRODUCT = 4096  # n * m, held fixed
 # exponents k of the ratio n / m = 4**k, and timing repeats
-CONFIG = {"full": (range(-3, 4), 5), "quick": (range(-3, 4), 3), "smoke": ((-1, 0, 1), 1)}
+# Each repeat times jacfwd and then jacrev back to back, and the ratio is taken per
+# repeat (paired), so a burst of load on the shared machine slows both sides of one ratio
+# rather than one side of the comparison.
+CONFIG = {"full": (range(-3, 4), 15), "quick": (range(-3, 4), 3), "smoke": ((-1, 0, 1), 1)}
 SMOKE_PRODUCT = 64
 
 
@@ -64,21 +68,39 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         f, x, exact = _problem(n, m, rng)
         J_fwd, J_rev = func.jacfwd(f)(x).data, func.jacrev(f)(x).data
         worst = max(worst, float(np.max(np.abs(J_fwd - exact))), float(np.max(np.abs(J_rev - exact))))
-        q_fwd = time_quartiles(lambda: func.jacfwd(f)(x), repeats)
-        q_rev = time_quartiles(lambda: func.jacrev(f)(x), repeats)
-        t_fwd, t_rev = q_fwd["median"], q_rev["median"]
-        points.append({"n": n, "m": m, "ratio": n / m, "jacfwd_seconds": t_fwd,
-                       "jacrev_seconds": t_rev, "fwd_over_rev": t_fwd / t_rev,
+        func.jacfwd(f)(x), func.jacrev(f)(x)  # warm-up
+        tf, tr = [], []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            func.jacfwd(f)(x)
+            t1 = time.perf_counter()
+            func.jacrev(f)(x)
+            tr.append(time.perf_counter() - t1)
+            tf.append(t1 - t0)
+        q_fwd, q_rev = quartiles(tf), quartiles(tr)
+        q_ratio = quartiles(np.array(tf) / np.array(tr))
+        points.append({"n": n, "m": m, "ratio": n / m, "jacfwd_seconds": q_fwd["median"],
+                       "jacrev_seconds": q_rev["median"], "fwd_over_rev": q_ratio["median"],
+                       "fwd_over_rev_quartiles": [q_ratio["p25"], q_ratio["p75"]],
                        "jacfwd_quartiles": [q_fwd["p25"], q_fwd["p75"]],
                        "jacrev_quartiles": [q_rev["p25"], q_rev["p75"]]})
 
-    crossover = _crossover([p["ratio"] for p in points], [p["fwd_over_rev"] for p in points])
+    ratios = [p["ratio"] for p in points]
+    crossover = _crossover(ratios, [p["fwd_over_rev"] for p in points])
+    # The crossover read from the p25 and the p75 curves of the paired ratios: how far the
+    # middle half of the repeats lets it move.
+    ends = [_crossover(ratios, [p["fwd_over_rev_quartiles"][j] for p in points]) for j in (0, 1)]
+    ends = [e for e in ends if e is not None]
+    crossings = _crossings([p["fwd_over_rev"] for p in points])
     fig_name = _draw(out, points, crossover, product)
     return {
         "function": "f(x) = W2 @ tanh(W1 @ x), R^n -> R^m",
         "hidden": HIDDEN, "n_times_m": product, "repeats": repeats, "seed": SEED,
         "points": points,
         "crossover_ratio": crossover,
+        "crossover_range": [min(ends), max(ends)] if len(ends) == 2 else None,
+        "crossings": crossings,
+        "statistic": "median of the per-repeat ratios jacfwd / jacrev (paired, interleaved)",
         "fwd_over_rev_at_min_ratio": points[0]["fwd_over_rev"],
         "fwd_over_rev_at_max_ratio": points[-1]["fwd_over_rev"],
         "max_abs_error": worst,
@@ -97,8 +119,18 @@ def _crossover(ratios: list[float], fwd_over_rev: list[float]) -> float | None:
     return None
 
 
+def _crossings(fwd_over_rev: list[float]) -> int:
+    """How many times the cheaper mode changes along the sweep (1 for a clean crossover).
+
+    >>> _crossings([0.1, 0.5, 2.0, 0.9, 3.0])
+    3
+    """
+    sign = np.sign(np.log(fwd_over_rev))
+    return int(np.sum(sign[1:] != sign[:-1]))
+
+
 def _draw(out, points, crossover, product) -> str:
-    fig, ax = figure(size=(7.0, 4.6))
+    fig, (ax, ax_r) = figure(ncols=2, size=(11.0, 4.4))
     r = [p["ratio"] for p in points]
     for key, marker, label in (("jacfwd", "o-", "jacfwd (one JVP per input)"),
                                ("jacrev", "s-", "jacrev (one VJP per output)")):
@@ -108,12 +140,25 @@ def _draw(out, points, crossover, product) -> str:
         ax.errorbar(r, mid, yerr=[mid - q[:, 0], q[:, 1] - mid], fmt=marker, capsize=3,
                     label=label)
     ax.set_yscale("log")
-    if crossover is not None:
-        ax.axvline(crossover, color="grey", ls="--", lw=1, label=f"crossover n/m = {crossover:.2g}")
     ax.set_xscale("log", base=2)
     ax.set_xlabel(f"inputs / outputs  n / m   (n * m = {product})")
-    ax.set_ylabel("time for the full Jacobian (ms, log scale; bars p25-p75)")
-    ax.set_title("Forward vs reverse mode: who pays per input, who per output")
+    ax.set_ylabel("time for the full Jacobian (ms, log scale)")
+    ax.set_title("Time per Jacobian (median, bars p25-p75)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
+    mid = np.array([p["fwd_over_rev"] for p in points])
+    q = np.array([p["fwd_over_rev_quartiles"] for p in points])
+    ax_r.errorbar(r, mid, yerr=[mid - q[:, 0], q[:, 1] - mid], fmt="o-", capsize=3, color="C2",
+                  label="jacfwd / jacrev, per repeat")
+    ax_r.axhline(1.0, color="black", lw=1)
+    if crossover is not None:
+        ax_r.axvline(crossover, color="grey", ls="--", lw=1, label=f"crossover n/m = {crossover:.2g}")
+    ax_r.set_xscale("log", base=2)
+    ax_r.set_yscale("log")
+    ax_r.set_xlabel("inputs / outputs  n / m")
+    ax_r.set_ylabel("jacfwd time / jacrev time (log scale)")
+    ax_r.set_title("Paired ratio (median of repeats, bars p25-p75);\nbelow 1: forward mode is cheaper",
+                   fontsize=10)
+    ax_r.grid(True, which="both", alpha=0.3)
+    ax_r.legend(fontsize=8)
     return save(fig, out, "modes.png")

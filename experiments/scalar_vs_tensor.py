@@ -49,12 +49,12 @@ CONFIG = {"full": (200, 5, 50), "quick": (200, 2, 20), "smoke": (20, 1, 3)}
 def copy_weights(scalar_model: snn.MLP, tensor_model: nn.MLP) -> None:
     """Give ``tensor_model`` the weights of ``scalar_model`` (same layer sizes).
 
-    Neuron ``j`` of a scalar layer holds column ``j`` of the tensor layer's
-    ``weight`` (shape (nin, nout)) and entry ``j`` of its ``bias``.
+    Neuron ``j`` of a scalar layer holds row ``j`` of the tensor layer's
+    ``weight`` (shape (out_features, in_features), torch's layout) and entry ``j`` of its ``bias``.
 
     >>> s, t = snn.MLP(2, [3, 1], rng=0), nn.MLP(2, [3, 1], rng=1)
     >>> copy_weights(s, t)
-    >>> float(t.layers[0].weight.data[1, 2]) == s.layers[0].neurons[2].w[1].data
+    >>> float(t.layers[0].weight.data[2, 1]) == s.layers[0].neurons[2].w[1].data
     True
     """
     tensor_model.load_state_dict(dict(zip(tensor_model.state_dict(),
@@ -63,10 +63,10 @@ def copy_weights(scalar_model: snn.MLP, tensor_model: nn.MLP) -> None:
 
 def _scalar_arrays(model: snn.MLP, attr: str) -> list[np.ndarray]:
     """The scalar model's ``.data`` or ``.grad`` values in the tensor model's parameter
-    order and shapes: per layer, a (nin, nout) weight, then an (nout,) bias."""
+    order and shapes: per layer, an (nout, nin) weight, then an (nout,) bias."""
     out = []
     for layer in model.layers:
-        out.append(np.array([[getattr(w, attr) for w in n.w] for n in layer.neurons]).T)
+        out.append(np.array([[getattr(w, attr) for w in n.w] for n in layer.neurons]))
         out.append(np.array([getattr(n.b, attr) for n in layer.neurons]))
     return out
 
@@ -109,7 +109,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     copy_weights(smodel, tmodel)
     sparams, tparams = smodel.parameters(), tmodel.parameters()
     n_params = len(sparams)
-    assert n_params == sum(p.size for p in tparams)
+    assert n_params == sum(p.numel() for p in tparams)
     topt = optim.SGD(tparams, lr=LR)
     xt = dg.tensor(X)
 

@@ -116,5 +116,5 @@ def gradient_penalty_check(seed: int = SEED, eps: float = 1e-6) -> dict[str, Any
             moved[k].reshape(-1)[e] -= 2 * eps
             down = gp.penalty_and_grads(moved, real, fake, alpha)[0]
             worst = max(worst, abs((up - down) / (2 * eps) - grads[k].reshape(-1)[e]))
-    return {"penalty": value, "n_params": int(sum(w.size for w in weights)),
+    return {"penalty": value, "n_params": int(sum(int(np.prod(w.shape)) for w in weights)),
             "max_abs_error": float(worst), "max_abs_grad": float(max(np.abs(g).max() for g in grads))}

@@ -127,7 +127,7 @@ MUTANTS: list[Mutant] = [
            "return g * y * x ** (y - 1)",
            ENGINE, "pow: d(x**0)/dx is 0 * inf = nan at x = 0"),
     Mutant("E-pow-log-0", "duograd/ops.py",
-           "return g * out * where_p(equal_p(x, 0.0), 1.0, x).log()",
+           "return g * where_p(zero, at_zero, out * where_p(zero, 1.0, x).log())",
            "return g * out * x.log()",
            ENGINE, "pow: d(0**y)/dy is 0 * log 0 = nan"),
     Mutant("E-sqrt", "duograd/ops.py",
@@ -486,7 +486,7 @@ MUTANTS: list[Mutant] = [
            HIGHER, "grad: pruning keeps only the inputs, so no gradient ever reaches them"),
     # ------------------------------------------------------------ nn modules
     Mutant("N-init-bound", "duograd/nn/modules.py",
-           "bound = 1.0 / np.sqrt(self.nin)", "bound = 1.0 / np.sqrt(self.nout)",
+           "bound = 1.0 / np.sqrt(self.in_features) if", "bound = 1.0 / np.sqrt(self.out_features) if",
            NN, "Linear's init bound from fan-out instead of fan-in"),
     Mutant("N-bias-dropped", "duograd/nn/modules.py",
            "return out if self.bias is None else out + self.bias", "return out",

@@ -55,6 +55,13 @@ class Collector:
             oracle = item.get_closest_marker("oracle") is not None
             self.cats[item.nodeid] = category(str(item.fspath), oracle)
 
+    def pytest_sessionstart(self, session):
+        # The table below ends with the one closing line "N passed, N failed"; pytest's own
+        # "N passed in Xs" line would say it a second time.
+        reporter = session.config.pluginmanager.getplugin("terminalreporter")
+        if reporter is not None:
+            reporter.summary_stats = lambda: None
+
     def pytest_runtest_logreport(self, report):
         nid = report.nodeid
         if report.skipped:
@@ -100,8 +107,8 @@ def main(argv: list[str]) -> int:
         for r, n in sorted(reasons.items()):
             print(f"  {n:>4} x {r}")
         print("-" * 78)
-    print(f"TOTAL: {total_run} checks, {total_passed} passed, {total_failed} failed"
-          + (f", {total_skipped} skipped" if total_skipped else ""))
+    print(f"TOTAL: {total_run} checks run" + (f", {total_skipped} skipped (not counted)"
+                                               if total_skipped else ""))
     print(f"{total_passed} passed, {total_failed} failed")
     if code == pytest.ExitCode.NO_TESTS_COLLECTED:
         return 1

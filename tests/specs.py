@@ -267,9 +267,9 @@ _row("sin", lambda x: x.sin(), np.sin, lambda torch, x: x.sin(), ((3, 4),))
 _row("cos", lambda x: x.cos(), np.cos, lambda torch, x: x.cos(), ((3, 4),))
 _row("clip", lambda x: x.clip(-0.5, 0.5), lambda x: np.minimum(np.maximum(x, -0.5), 0.5),
      lambda torch, x: x.clamp(-0.5, 0.5), ((3, 4),), (CLIP,))
-_row("clip.lo_only", lambda x: x.clip(lo=-0.5), lambda x: np.maximum(x, -0.5),
+_row("clip.lo_only", lambda x: x.clip(min=-0.5), lambda x: np.maximum(x, -0.5),
      lambda torch, x: x.clamp(min=-0.5), ((3, 4),), (CLIP,))
-_row("clip.hi_only", lambda x: x.clip(hi=0.5), lambda x: np.minimum(x, 0.5),
+_row("clip.hi_only", lambda x: x.clip(max=0.5), lambda x: np.minimum(x, 0.5),
      lambda torch, x: x.clamp(max=0.5), ((3, 4),), (CLIP,))
 
 
@@ -363,21 +363,24 @@ AXIS_OPS: dict[str, AxisOp] = {op.name: op for op in [
     AxisOp("mean", lambda x, a, k: x.mean(a, k), lambda x, a, k: np.mean(x, axis=a, keepdims=k),
            lambda x, a, k: x.mean(dim=_dims(a, x.ndim), keepdim=k),
            lambda x, a, k, g: _back(g, x, a, k) / _count(x, a)),
-    AxisOp("max", lambda x, a, k: x.max(a, k), lambda x, a, k: np.max(x, axis=a, keepdims=k),
+    AxisOp("amax", lambda x, a, k: x.amax(a, k), lambda x, a, k: np.max(x, axis=a, keepdims=k),
            lambda x, a, k: x.amax(dim=_dims(a, x.ndim), keepdim=k), _extremum_grad(np.max), DISTINCT),
-    AxisOp("min", lambda x, a, k: x.min(a, k), lambda x, a, k: np.min(x, axis=a, keepdims=k),
+    AxisOp("amin", lambda x, a, k: x.amin(a, k), lambda x, a, k: np.min(x, axis=a, keepdims=k),
            lambda x, a, k: x.amin(dim=_dims(a, x.ndim), keepdim=k), _extremum_grad(np.min), DISTINCT),
     AxisOp("logsumexp", lambda x, a, k: x.logsumexp(a, k), _np_logsumexp,
            lambda x, a, k: x.logsumexp(dim=_dims(a, x.ndim), keepdim=k),
            lambda x, a, k, g: _back(g, x, a, k) * np.exp(x - _np_logsumexp(x, _np_axes(a, x.ndim), True))),
-    AxisOp("var", lambda x, a, k: x.var(a, k), lambda x, a, k: np.var(x, axis=a, keepdims=k),
+    AxisOp("var", lambda x, a, k: x.var(axis=a, keepdims=k, correction=0),
+           lambda x, a, k: np.var(x, axis=a, keepdims=k),
            lambda x, a, k: x.var(dim=_dims(a, x.ndim), keepdim=k, correction=0),
            lambda x, a, k, g: _back(g, x, a, k) * 2 * (x - np.mean(x, axis=_np_axes(a, x.ndim), keepdims=True))
            / _count(x, a)),
     AxisOp("softmax", lambda x, a, k: x.softmax(a), lambda x, a, k: _np_softmax(x, a),
-           lambda x, a, k: x.softmax(dim=a), _softmax_grad, axes=(-1, 0, 1), keepdims=False),
+           lambda x, a, k: x.softmax(dim=a), _softmax_grad, axes=(-1, 0, 1), keepdims=False,
+           one_axis=True),
     AxisOp("log_softmax", lambda x, a, k: x.log_softmax(a), lambda x, a, k: np.log(_np_softmax(x, a)),
-           lambda x, a, k: x.log_softmax(dim=a), _log_softmax_grad, axes=(-1, 0, 1), keepdims=False),
+           lambda x, a, k: x.log_softmax(dim=a), _log_softmax_grad, axes=(-1, 0, 1), keepdims=False,
+           one_axis=True),
     AxisOp("cumsum", lambda x, a, k: x.cumsum(a), lambda x, a, k: np.cumsum(x, axis=a),
            lambda x, a, k: x.cumsum(dim=a), _cumsum_grad, axes=(0, 1, -1, -3), keepdims=False,
            one_axis=True),
@@ -400,7 +403,7 @@ for _op in AXIS_OPS.values():
                  (R3,), (_op.domain,))
 for axis, keepdims in ((None, False), (-1, True), ((0, 2), False)):
     _row(f"var(axis={axis}, keepdims={keepdims}, ddof=1)",
-         lambda x, a=axis, k=keepdims: x.var(a, k, ddof=1),
+         lambda x, a=axis, k=keepdims: x.var(a, keepdim=k),  # torch's default: correction=1
          lambda x, a=axis, k=keepdims: np.var(x, axis=a, keepdims=k, ddof=1),
          lambda torch, x, a=axis, k=keepdims: x.var(dim=_dims(a, x.ndim), keepdim=k, correction=1),
          (R3,))
@@ -418,13 +421,13 @@ _row("reshape.tuple_with_minus_one", lambda x: x.reshape((-1, 2)), lambda x: x.r
      lambda torch, x: x.reshape(-1, 2), (R3,))
 _row("reshape.to_0d", lambda x: x.reshape(()), lambda x: x.reshape(()),
      lambda torch, x: x.reshape(()), ((1, 1),))
-_row("transpose.no_axes", lambda x: x.transpose(), lambda x: x.transpose(),
+_row("transpose.numpy_no_axes", lambda x: np.transpose(x), lambda x: x.transpose(),
      lambda torch, x: x.permute(2, 1, 0), (R3,))
-_row("transpose.axes", lambda x: x.transpose(1, 0, 2), lambda x: x.transpose(1, 0, 2),
-     lambda torch, x: x.permute(1, 0, 2), (R3,))
-_row("transpose.axes_tuple", lambda x: x.transpose((2, 0, 1)), lambda x: x.transpose(2, 0, 1),
+_row("transpose.dims", lambda x: x.transpose(0, 1), lambda x: x.swapaxes(0, 1),
+     lambda torch, x: x.transpose(0, 1), (R3,))
+_row("permute.axes_tuple", lambda x: x.permute((2, 0, 1)), lambda x: x.transpose(2, 0, 1),
      lambda torch, x: x.permute(2, 0, 1), (R3,))
-_row("transpose.negative_axes", lambda x: x.transpose(-1, 0, -2), lambda x: x.transpose(-1, 0, -2),
+_row("permute.negative_axes", lambda x: x.permute(-1, 0, -2), lambda x: x.transpose(-1, 0, -2),
      lambda torch, x: x.permute(-1, 0, -2), (R3,))
 _row("T.matrix", lambda x: x.T, lambda x: x.T, lambda torch, x: x.T, ((3, 4),))
 _row("T.rank3", lambda x: x.T, lambda x: x.T, lambda torch, x: x.permute(2, 1, 0), (R3,))

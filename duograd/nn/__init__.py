@@ -11,7 +11,7 @@
 >>> loss = F.cross_entropy(net(dg.ones((4, 2))), [0, 1, 2, 0])
 >>> loss.backward()
 >>> [p.grad.shape for p in net.parameters()]
-[(2, 8), (8,), (8, 3), (3,)]
+[(8, 2), (8,), (3, 8), (3,)]
 """
 
 from . import functional

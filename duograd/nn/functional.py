@@ -276,7 +276,7 @@ def _cross_entropy_probs(input: Tensor, logp: Tensor, target: Any, weight: Any,
         return -prod.sum(dim=cdim)
     if reduction == "sum":
         return -prod.sum()
-    rows = input.size // c if c else 0
+    rows = input.numel() // c if c else 0
     if rows == 0:
         return -prod.sum() + np.nan
     return -prod.sum() / rows
@@ -738,7 +738,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     dims = (0,) + tuple(range(2, input.ndim))
     cshape = _channel_shape(input)
     if training or running_mean is None or running_var is None:
-        n = input.size // c if c else 0
+        n = input.numel() // c if c else 0
         if training and n <= 1:
             raise ValueError(f"batch_norm: expected more than 1 value per channel when "
                              f"training, got input of shape {input.shape}")

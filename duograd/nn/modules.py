@@ -20,6 +20,8 @@ from typing import Any, Iterator, Mapping, NamedTuple
 
 import numpy as np
 
+from ..ops import linear_p
+from ..shapes import DimError, ShapeError
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from ..random import as_rng
 from . import functional as F
@@ -207,7 +209,7 @@ class Module:
         """Every parameter, in the order of ``named_parameters``.
 
         >>> from duograd import nn
-        >>> sum(p.size for p in nn.MLP(2, [64, 64, 2], rng=0).parameters())
+        >>> sum(p.numel() for p in nn.MLP(2, [64, 64, 2], rng=0).parameters())
         4482
         """
         return [p for _, p in self.named_parameters()]
@@ -400,6 +402,10 @@ class Module:
         ``strict=False`` the keys that match are loaded and the others reported. A shape
         mismatch always raises. Values are cast to each parameter's dtype.
 
+        The layouts are PyTorch's (a ``Linear`` weight is (out_features, in_features)), so a
+        torch model's ``state_dict()`` loads directly: its values may be torch Tensors,
+        duograd Tensors or arrays.
+
         The layout is the model's own, as ``state_dict()`` writes it; layers of the
         layers branch (norms, Embedding, MultiheadAttention's in_proj) share torch's, so a
         torch model's ``state_dict()`` loads as it is.
@@ -494,44 +500,44 @@ class Module:
 
 
 class Linear(Module):
-    """``x @ weight + bias``, with ``weight`` of shape (nin, nout) and ``bias`` of shape
-    (nout,) or None.
+    """``x @ weight.T + bias``, as ``torch.nn.Linear``: ``weight`` of shape
+    (out_features, in_features) and ``bias`` of shape (out_features,) or None.
 
-    The weight is the transpose of ``torch.nn.Linear``'s (out, in) weight;
-    ``nn.utils.load_torch_state_dict`` and ``nn.utils.torch_state_dict`` convert.
-
-    Both are drawn uniformly from [-1/sqrt(nin), 1/sqrt(nin)], weight first, as PyTorch's
-    default initialisation; ``rng`` (a ``numpy.random.Generator`` or an int seed) makes
-    them reproducible.
+    PyTorch's layout and default initialisation: both drawn uniformly from
+    [-1/sqrt(in_features), 1/sqrt(in_features)] (kaiming_uniform with a=sqrt(5) for the
+    weight), weight first; ``rng`` (a ``numpy.random.Generator`` or an int seed) makes them
+    reproducible. A torch ``state_dict()`` loads as it is.
 
     >>> import duograd as dg
     >>> from duograd import nn
-    >>> layer = nn.Linear(3, 2, rng=0)
-    >>> layer(dg.ones((5, 3))).shape
-    (5, 2)
+    >>> layer = nn.Linear(in_features=3, out_features=2, rng=0)
+    >>> layer.weight.shape, layer(dg.ones((5, 3))).shape
+    ((2, 3), (5, 2))
     """
 
-    def __init__(self, nin: int, nout: int, bias: bool = True, rng: Any = None) -> None:
-        for name, n in (("nin", nin), ("nout", nout)):
-            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 1:
-                raise ValueError(f"Linear: {name} must be a positive int, got {n!r}")
-        self.nin, self.nout = int(nin), int(nout)
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, rng: Any = None) -> None:
+        for name, n in (("in_features", in_features), ("out_features", out_features)):
+            if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+                raise ValueError(f"Linear: {name} must be a non-negative int, got {n!r}")
+        self.in_features, self.out_features = int(in_features), int(out_features)
         gen = as_rng(rng)
-        bound = 1.0 / np.sqrt(self.nin)
-        self.weight = Tensor(gen.uniform(-bound, bound, (self.nin, self.nout)), requires_grad=True)
-        self.bias = (Tensor(gen.uniform(-bound, bound, self.nout), requires_grad=True)
+        bound = 1.0 / np.sqrt(self.in_features) if self.in_features else 0.0
+        self.weight = Tensor(gen.uniform(-bound, bound, (self.out_features, self.in_features)),
+                             requires_grad=True)
+        self.bias = (Tensor(gen.uniform(-bound, bound, self.out_features), requires_grad=True)
                      if bias else None)
 
     def forward(self, x: Any) -> Tensor:
         x = _input(x)
-        if x.ndim == 0 or x.shape[-1] != self.nin:
-            raise ValueError(f"Linear: expected input with last dimension {self.nin}, "
-                             f"got shape {x.shape}")
-        out = x @ self.weight
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise ShapeError(f"Linear: expected input with last dimension {self.in_features}, "
+                             f"got shape {x.shape} (weight of shape {self.weight.shape})")
+        out = linear_p(x, self.weight)  # x @ weight.T, against a transposed view (no copy)
         return out if self.bias is None else out + self.bias
 
     def _extra_repr(self) -> str:
-        return f"{self.nin}, {self.nout}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
 
 
 class ReLU(Module):
@@ -865,7 +871,7 @@ class MLP(Module):
     >>> import duograd as dg
     >>> from duograd import nn
     >>> net = nn.MLP(64, [64, 32, 10], rng=0)
-    >>> sum(p.size for p in net.parameters())
+    >>> sum(p.numel() for p in net.parameters())
     6570
     >>> net(dg.ones((8, 64))).shape
     (8, 10)
@@ -892,24 +898,30 @@ class MLP(Module):
         return last(x)
 
     def __repr__(self) -> str:
-        sizes = [self.layers[0].nin] + [layer.nout for layer in self.layers]
+        sizes = [self.layers[0].in_features] + [layer.out_features for layer in self.layers]
         return f"MLP({' -> '.join(map(str, sizes))}, activation={self.activation!r})"
 
 
 # ---------------------------------------------------------------- flattening
 
 class Flatten(Module):
-    """Every dimension but the first (the batch) flattened into one, as ``torch.nn.Flatten()``.
+    """Dimensions ``start_dim`` to ``end_dim`` flattened into one, as ``torch.nn.Flatten``
+    (the default keeps the first, the batch, and flattens the rest).
 
     >>> import duograd as dg
     >>> from duograd import nn
-    >>> nn.Flatten()(dg.ones((8, 32, 2, 2))).shape
-    (8, 128)
+    >>> nn.Flatten()(dg.ones((8, 32, 2, 2))).shape, nn.Flatten(0, 1)(dg.ones((8, 3))).shape
+    ((8, 128), (24,))
     """
 
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        self.start_dim, self.end_dim = int(start_dim), int(end_dim)
+
     def forward(self, x: Any) -> Tensor:
-        x = _input(x)
-        if x.ndim < 2:
-            raise ValueError(f"Flatten: expected an input with a batch dimension and at least "
-                             f"one more, got shape {x.shape}")
-        return x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
+        try:
+            return _input(x).flatten(self.start_dim, self.end_dim)
+        except DimError as e:  # (torch's IndexError; named after the layer)
+            raise DimError(f"Flatten{str(e)[len('flatten'):]}") from None
+
+    def _extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

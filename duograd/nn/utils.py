@@ -2,18 +2,15 @@
 between duograd and PyTorch.
 
 Both libraries name parameters the same way (dotted paths, such as ``0.weight`` in a
-``Sequential`` or ``layers.1.bias`` in a module holding a list), but they do not store
-every parameter the same way. A ``Linear`` weight is (in, out) in duograd, because the
-layer computes ``x @ weight``, and (out, in) in PyTorch, which computes
-``x @ weight.T``. A square weight read in the wrong layout still loads, silently
-transposed, so ``Module.load_state_dict`` (duograd's own layout only) must never be given
-a PyTorch state dict: ``load_torch_state_dict`` converts it, ``torch_state_dict`` goes
-the other way.
+``Sequential`` or ``layers.1.bias`` in a module holding a list) and, since ``Linear``
+follows PyTorch's layout (weight (out_features, in_features), forward ``x @ weight.T``),
+store every parameter the same way. ``load_torch_state_dict`` and ``torch_state_dict``
+remain for naming, dtype conversion and their checks; ``Module.load_state_dict`` takes a
+torch ``state_dict()`` directly too.
 
-``TORCH_LAYOUTS`` is the one place that records where the layouts differ: for a module
-class, which of its own parameters differ and the two conversions. Every parameter not
-listed there is copied as it is; a ``Conv2d`` weight (out_channels, in_channels, kh, kw)
-is PyTorch's layout already, so a Conv2d needs no entry.
+``TORCH_LAYOUTS`` is the one place that would record where a layout differs: for a module
+class, which of its own parameters differ and the two conversions. It is empty: every
+parameter is copied as it is.
 
 >>> import duograd as dg
 >>> from duograd import nn
@@ -32,7 +29,7 @@ import numpy as np
 
 from ..autograd import host
 from .._tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
-from .modules import Linear, Module
+from .modules import Module
 
 __all__ = ["clip_grad_norm_", "load_torch_state_dict", "torch_state_dict", "TORCH_LAYOUTS",
            "TorchLayout"]
@@ -109,10 +106,7 @@ class TorchLayout(NamedTuple):
 
 # {module class: {its own parameter's name: layout}}. A subclass inherits its base's
 # entry. Add a class here only if PyTorch stores one of its parameters differently.
-TORCH_LAYOUTS: dict[type, dict[str, TorchLayout]] = {
-    Linear: {"weight": TorchLayout(np.transpose, np.transpose,
-                                   "Linear weight: duograd (in, out), PyTorch (out, in)")},
-}
+TORCH_LAYOUTS: dict[type, dict[str, TorchLayout]] = {}
 
 
 def _layouts(module: Module) -> dict[str, TorchLayout]:
@@ -139,8 +133,8 @@ def _read(value: Any) -> np.ndarray:
 
 
 def torch_state_dict(module: Module, numpy: bool = False) -> "OrderedDict[str, Any]":
-    """``module``'s parameters in PyTorch's layout, under the names ``state_dict()`` uses,
-    ready for a torch model's ``load_state_dict``: ``Linear`` weights become (out, in).
+    """``module``'s parameters under the names ``state_dict()`` uses, ready for a torch
+    model's ``load_state_dict`` (the layouts are the same: a ``Linear`` weight is (out, in)).
 
     The values are copies, as ``torch.Tensor``s (which needs PyTorch), or NumPy arrays
     with ``numpy=True``.
@@ -148,7 +142,7 @@ def torch_state_dict(module: Module, numpy: bool = False) -> "OrderedDict[str, A
     >>> from duograd import nn
     >>> layer = nn.Linear(3, 2, rng=0)
     >>> sd = nn.utils.torch_state_dict(layer, numpy=True)
-    >>> sd["weight"].shape, bool((sd["weight"] == layer.weight.data.T).all())
+    >>> sd["weight"].shape, bool((sd["weight"] == layer.weight.data).all())
     ((2, 3), True)
     """
     layouts = _layouts(module)
@@ -167,9 +161,9 @@ def torch_state_dict(module: Module, numpy: bool = False) -> "OrderedDict[str, A
 
 
 def load_torch_state_dict(module: Module, state_dict: Mapping[str, Any]) -> None:
-    """Load a PyTorch model's ``state_dict()`` (torch Tensors or arrays, in PyTorch's
-    layout) into the matching duograd ``module``, transposing each ``Linear`` weight from
-    PyTorch's (out, in) to duograd's (in, out). Values are cast to each parameter's dtype.
+    """Load a PyTorch model's ``state_dict()`` (torch Tensors or arrays) into the matching
+    duograd ``module``; the layouts are the same, so nothing is transposed. Values are cast
+    to each parameter's dtype.
 
     The names must be the ones ``module.state_dict()`` has (a ``torch.nn.Sequential`` of
     Linear and activation layers matches an ``nn.Sequential`` of the same layers). Every
@@ -182,10 +176,9 @@ def load_torch_state_dict(module: Module, state_dict: Mapping[str, Any]) -> None
     >>> layer = nn.Linear(3, 2, rng=0)
     >>> w_torch = np.arange(6.0).reshape(2, 3)           # PyTorch's (out, in)
     >>> nn.utils.load_torch_state_dict(layer, {"weight": w_torch, "bias": np.zeros(2)})
-    >>> layer.weight.data                                # duograd's (in, out)
-    array([[0., 3.],
-           [1., 4.],
-           [2., 5.]])
+    >>> layer.weight.data                                # the same layout
+    array([[0., 1., 2.],
+           [3., 4., 5.]])
     """
     if not isinstance(module, Module):
         raise TypeError(f"load_torch_state_dict: expected a duograd nn.Module, got "

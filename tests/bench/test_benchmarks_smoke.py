@@ -157,8 +157,8 @@ def _fd_grad(f, params, eps=1e-6):
 
 def test_handwritten_mlp_grads_match_finite_differences():
     rng = np.random.default_rng(3)
-    params = [rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(5, 4)),
-              rng.normal(size=4), rng.normal(size=(4, 3)), rng.normal(size=3)]
+    params = [rng.normal(size=(5, 3)), rng.normal(size=5), rng.normal(size=(4, 5)),  # (out, in)
+              rng.normal(size=4), rng.normal(size=(3, 4)), rng.normal(size=3)]
     x, y = rng.normal(size=(6, 3)), np.array([0, 1, 2, 2, 1, 0])
     _, grads = hw.mlp_loss_and_grads(params, x, y)
     fd = _fd_grad(lambda: hw.mlp_loss_and_grads(params, x, y)[0], params)

@@ -143,7 +143,7 @@ def test_float32_training_step():
 def _mlp_loss(X, y, *params):
     h = X
     for k in range(0, len(params), 2):
-        h = h @ params[k] + params[k + 1]
+        h = h @ params[k].mT + params[k + 1]  # Linear weights are (out, in)
         if k + 2 < len(params):
             h = h.tanh()
     return F.cross_entropy(h, y)

@@ -93,7 +93,7 @@ def test_every_op_replays_bit_for_bit(spec):
 def _mlp_loss(X, params, y):
     h = X
     for k in range(0, len(params), 2):
-        h = h @ params[k] + params[k + 1]
+        h = h @ params[k].mT + params[k + 1]  # Linear weights are (out, in)
         if k + 2 < len(params):
             h = h.relu()
     return F.cross_entropy(h, y)

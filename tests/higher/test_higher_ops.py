@@ -43,7 +43,7 @@ HESSIANS = {
     "(sum x)^2": (lambda x: x.sum() ** 2, np.full((3, 3), 2.0)),
     "sum exp(x) * sin(x)": (lambda x: (x.exp() * x.sin()).sum(), np.diag(2 * np.exp(X) * np.cos(X))),
     "squared norm of A x": (lambda x: ((dg.tensor(A) @ x) ** 2).sum(), 2 * A.T @ A),
-    "mean of x^2 (var-like)": (lambda x: x.var(), (np.eye(3) - np.full((3, 3), 1 / 3)) * 2 / 3),
+    "mean of x^2 (var-like)": (lambda x: x.var(correction=0), (np.eye(3) - np.full((3, 3), 1 / 3)) * 2 / 3),
     "relu(x) * x summed": (lambda x: (x.relu() * x).sum(), np.diag(2.0 * (X > 0))),
 }
 

@@ -241,7 +241,7 @@ CASES = [
          W_FIXED, h_tanh_layer_weights),
     Case("tanh(XW+b) wrt b", lambda b: (C_BATCH * (X_BATCH @ W_FIXED + b).tanh()).sum(),
          B_BIAS, h_tanh_layer_bias),
-    Case("var", lambda x: x.var(), x4, h_variance),
+    Case("var", lambda x: x.var(correction=0), x4, h_variance),
     Case("exp(M + x) broadcast", lambda x: (LOGIT_X[:5] + x).exp().sum(), x4 * 0.5, h_exp_broadcast),
 ]
 IDS = [c.name for c in CASES]
@@ -452,8 +452,8 @@ def _cross_rows(f, first, second):
     args = {"x": x, "y": y}
     (g,) = dg.grad(f(x, y), args[first], create_graph=True)
     rows = []
-    for k in range(g.size):
-        e = np.zeros(g.size)
+    for k in range(g.numel()):
+        e = np.zeros(g.numel())
         e[k] = 1.0
         (row,) = dg.grad(g, args[second], grad_outputs=e, retain_graph=True)
         rows.append(row.numpy())

@@ -461,7 +461,7 @@ def _tiny_lm_losses(compiled: bool) -> tuple[list[float], float]:
             h = self.ln(x)
             a, _ = self.attn(h, h, h, is_causal=True, need_weights=False)
             s = F.scaled_dot_product_attention(h, h, h, is_causal=True)
-            return dg.transpose(self.head(x + a + s), (0, 2, 1))  # (N, C, T)
+            return self.head(x + a + s).permute(0, 2, 1)  # (N, C, T)
 
     model = Tiny()
     opt = optim.AdamW(model.parameters(), lr=0.01)

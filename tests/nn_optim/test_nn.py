@@ -18,7 +18,7 @@ from duograd.optim import lr_scheduler
 
 
 def n_params(model: nn.Module) -> int:
-    return sum(p.size for p in model.parameters())
+    return sum(p.numel() for p in model.parameters())
 
 
 def snapshot(model: nn.Module) -> dict[str, bytes]:
@@ -58,7 +58,7 @@ def test_linear_without_bias():
     assert [n for n, _ in layer.named_parameters()] == ["weight"]
     assert n_params(layer) == 12
     x = np.arange(6.0).reshape(2, 3)
-    np.testing.assert_array_equal(layer(dg.tensor(x)).detach().numpy(), x @ layer.weight.data)
+    np.testing.assert_array_equal(layer(dg.tensor(x)).detach().numpy(), x @ layer.weight.data.T)
 
 
 def test_state_dict_names_and_order():
@@ -66,7 +66,7 @@ def test_state_dict_names_and_order():
     sd = net.state_dict()
     assert list(sd) == ["layers.0.weight", "layers.0.bias", "layers.1.weight",
                         "layers.1.bias", "layers.2.weight", "layers.2.bias"]
-    assert [v.shape for v in sd.values()] == [(2, 3), (3,), (3, 4), (4,), (4, 1), (1,)]
+    assert [v.shape for v in sd.values()] == [(3, 2), (3,), (4, 3), (4,), (1, 4), (1,)]  # torch's (out, in)
     # parameters() lists the same tensors in the same order
     assert [id(p) for p in net.parameters()] == [id(p) for _, p in net.named_parameters()]
     assert net.parameters()[0] is net.layers[0].weight
@@ -75,7 +75,7 @@ def test_state_dict_names_and_order():
 def test_sequential_names_follow_pytorch():
     net = nn.Sequential(nn.Linear(2, 4, rng=0), nn.ReLU(), nn.Linear(4, 1, rng=1))
     assert list(net.state_dict()) == ["0.weight", "0.bias", "2.weight", "2.bias"]
-    assert len(net) == 3 and net[2].nout == 1
+    assert len(net) == 3 and net[2].out_features == 1 and net[2].in_features == 4
     with pytest.raises(TypeError, match="Sequential"):
         nn.Sequential(nn.ReLU(), "relu")
 
@@ -126,7 +126,7 @@ def test_linear_init_matches_pytorch_rule_and_draw_order():
     layer = nn.Linear(5, 3, rng=7)
     gen = np.random.default_rng(7)
     k = 1 / np.sqrt(5)
-    np.testing.assert_array_equal(layer.weight.data, gen.uniform(-k, k, (5, 3)))
+    np.testing.assert_array_equal(layer.weight.data, gen.uniform(-k, k, (3, 5)))  # (out, in)
     np.testing.assert_array_equal(layer.bias.data, gen.uniform(-k, k, 3))
 
 
@@ -164,7 +164,7 @@ def test_mlp_forward_matches_numpy(activation, fn):
     x = np.random.default_rng(1).standard_normal((6, 3))
     h = x
     for i, layer in enumerate(net.layers):
-        h = h @ layer.weight.data + layer.bias.data
+        h = h @ layer.weight.data.T + layer.bias.data
         if i < 2:
             h = fn(h)
     np.testing.assert_allclose(net(dg.tensor(x)).detach().numpy(), h, rtol=0, atol=1e-15)
@@ -174,9 +174,9 @@ def test_linear_shapes_1d_and_batched():
     layer = nn.Linear(3, 2, rng=0)
     W, b = layer.weight.data, layer.bias.data
     x1 = np.array([1.0, -2.0, 0.5])
-    np.testing.assert_allclose(layer(x1).detach().numpy(), x1 @ W + b, atol=1e-15)
+    np.testing.assert_allclose(layer(x1).detach().numpy(), x1 @ W.T + b, atol=1e-15)
     x3 = np.random.default_rng(0).standard_normal((2, 4, 3))
-    np.testing.assert_allclose(layer(dg.tensor(x3)).detach().numpy(), x3 @ W + b, atol=1e-15)
+    np.testing.assert_allclose(layer(dg.tensor(x3)).detach().numpy(), x3 @ W.T + b, atol=1e-15)
 
 
 def test_activation_modules():
@@ -186,13 +186,15 @@ def test_activation_modules():
 
 
 def test_linear_error_message():
-    with pytest.raises(ValueError) as e:
+    with pytest.raises(ValueError) as e:  # a ShapeError: torch's RuntimeError too
         nn.Linear(3, 2, rng=0)(dg.ones((5, 4)))
-    assert str(e.value) == "Linear: expected input with last dimension 3, got shape (5, 4)"
+    assert isinstance(e.value, RuntimeError)
+    assert str(e.value) == ("Linear: expected input with last dimension 3, got shape (5, 4) "
+                            "(weight of shape (2, 3))")
 
 
 @pytest.mark.parametrize("make", [
-    lambda: nn.Linear(0, 2), lambda: nn.Linear(2, -1), lambda: nn.Linear(2.5, 1),
+    lambda: nn.Linear(-1, 2), lambda: nn.Linear(2, -1), lambda: nn.Linear(2.5, 1),
     lambda: nn.MLP(2, []), lambda: nn.MLP(2, [3], activation="sigmoid"),
 ])
 def test_bad_constructor_arguments(make):
@@ -211,7 +213,7 @@ def test_layer_gradients_by_finite_differences():
     t = [0, 4, 2, 2]
 
     def f(W, b):
-        return F.cross_entropy((x @ W + b).tanh(), t)
+        return F.cross_entropy((x @ W.T + b).tanh(), t)
 
     assert dg.gradcheck(f, (dg.tensor(layer.weight.data, requires_grad=True),
                             dg.tensor(layer.bias.data, requires_grad=True)))
@@ -254,7 +256,7 @@ def test_load_shape_mismatch_names_parameter_and_shapes():
     sd = nn.MLP(2, [3, 1], rng=1).state_dict()
     sd["layers.1.weight"] = np.zeros((4, 1))
     # every other entry is valid, yet none may be loaded
-    _assert_rejected(model, sd, "layers.1.weight", "(3, 1)", "(4, 1)")
+    _assert_rejected(model, sd, "layers.1.weight", "(1, 3)", "(4, 1)")
 
 
 def test_load_missing_key():
@@ -290,7 +292,7 @@ def test_mse_value_and_gradients():
     loss = F.mse_loss(pred, target)
     loss.backward()
     np.testing.assert_allclose(loss.item(), np.mean((p - t) ** 2), rtol=1e-15)
-    np.testing.assert_allclose(pred.grad.numpy(), 2 * (p - t) / p.size, atol=1e-16)
+    np.testing.assert_allclose(pred.grad.numpy(), 2 * (p - t) / p.size, atol=1e-16)  # p: an array
     np.testing.assert_allclose(target.grad.numpy(), -2 * (p - t) / p.size, atol=1e-16)
 
 
@@ -616,8 +618,9 @@ def test_cross_entropy_out_of_range_message_shows_a_plain_int(targets):
     assert "target 3 is out of range" in str(e.value) and "np." not in str(e.value)
 
 
-def test_load_torch_state_dict_transposes_square_linear_weights():
-    """Without torch: arrays in PyTorch's layout, (out, in), checked against x @ W.T + b."""
+def test_load_torch_state_dict_loads_square_linear_weights_as_they_are():
+    """Without torch: arrays in PyTorch's layout, (out, in), which is duograd's, checked
+    against x @ W.T + b."""
     rng = np.random.default_rng(0)
     w0, b0, w1, b1 = rng.standard_normal((3, 3)), rng.standard_normal(3), \
         rng.standard_normal((2, 3)), rng.standard_normal(2)

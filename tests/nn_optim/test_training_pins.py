@@ -142,7 +142,7 @@ def test_linear_module_learns_intercept_as_bias(problem):
         opt.zero_grad()
         F.mse_loss(model(x), target).backward()
         opt.step()
-    got = np.concatenate([model.bias.data, model.weight.data[:, 0]])
+    got = np.concatenate([model.bias.data, model.weight.data[0]])  # weight (1, 4): (out, in)
     assert np.linalg.norm(got - beta_star) / np.linalg.norm(beta_star) <= 1e-12
 
 

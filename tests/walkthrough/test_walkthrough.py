@@ -155,6 +155,43 @@ def test_readme_block_matches_committed_measurements():
         "with experiments.report.update_readme) so that it matches results/measurements.json")
 
 
+def test_readme_time_estimate_comes_from_the_measurements():
+    """The time estimate before `make demo` is generated from meta.stages, not typed in."""
+    data = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    i, j = readme.index(report.TIME_BEGIN), readme.index(report.TIME_END)
+    assert readme.index("make demo   #") > j, "the estimate must come before `make demo`"
+    assert readme[i:j + len(report.TIME_END)] == report.render_time_line(data), (
+        "README.md's time estimate is stale: run python walkthrough.py --render-only")
+    total = sum(v["seconds"] for k, v in data["meta"]["stages"].items() if k in report.TITLES)
+    assert f"({total:.0f} s," in report.render_time_line(data)
+
+
+def test_report_says_which_run_measured_each_section():
+    """Mixed runs are named per section; one complete run is said to be one."""
+    data = json.loads(COMMITTED.read_text(encoding="utf-8"))
+    mixed = copy.deepcopy(data)
+    stages = mixed["meta"]["stages"]
+    for k in stages:
+        stages[k]["run"] = "r1"
+    mixed["meta"]["runs"] = {"r1": {"command": "python walkthrough.py", "date": "d1"},
+                             "r2": {"command": "python walkthrough.py --only modes", "date": "d2"}}
+    one = report.render_readme_block(mixed)
+    assert "one complete run" in one and "[run " not in one
+    stages["modes"]["run"] = "r2"
+    two = report.render_readme_block(mixed)
+    assert "do NOT come from one complete run" in two
+    assert "[run B]" in two and "--only modes" in two
+    page = report.render_html(mixed)
+    assert "Measured by run B" in page
+
+
+def test_readme_images_have_distinct_alt_texts():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    alts = re.findall(r"!\[([^\]]*)\]", readme)
+    assert alts and len(alts) == len(set(alts)), alts
+
+
 def test_committed_measurements_have_every_stage():
     data = json.loads(COMMITTED.read_text(encoding="utf-8"))
     missing = [k for k in (*STAGES, "meta") if k not in data]
@@ -191,8 +228,11 @@ def test_readme_numbers_come_from_the_block():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = report.extract_block(readme)
     prose = readme.replace(block, "")
+    i, j = prose.index(report.TIME_BEGIN), prose.index(report.TIME_END)
+    prose = prose[:i] + prose[j:]                                 # generated, too
     prose = re.sub(r"```.*?```", "", prose, flags=re.S)          # code is code, not claims
     prose = prose.replace("MLP(2, [16, 16, 1])", "").replace("337 parameters", "")  # API fact
+    prose = prose.replace("MLP(2, [16, 16, 2])", "").replace("354 parameters", "")
     assert not re.findall(r"\d+(?:\.\d+)?\s*(?:%|x\b|ms\b|s\b|×)", prose)
 
 
@@ -275,8 +315,8 @@ def test_missing_packages_stop_the_run_before_the_first_stage(monkeypatch, tmp_p
 
 
 def test_every_stage_declares_its_packages_and_they_are_installed_here():
-    assert set(walkthrough.STAGE_NEEDS) == set(STAGES)
-    assert walkthrough.missing_packages(STAGES) == []
+    assert set(walkthrough.STAGE_NEEDS) == set(STAGES) | set(walkthrough.OPTIONAL_STAGES)
+    assert walkthrough.missing_packages(walkthrough.ALL_STAGES) == []
 
 
 def test_no_progress_bars_when_output_is_not_a_terminal(tmp_path, capfd):
