@@ -20,9 +20,11 @@ The events (all optional; what a listener lacks costs nothing):
 ``on_effect(effect)``           something a replay must redo that is not a primitive call: one of
                                 the record types below (``Accumulate``, ``SetGrad``, ...)
 ``on_read(t, what)``            a tensor's value read into Python or NumPy (``item()``, ...)
-``on_write(t, what)``           a tensor written in place: ``t.data = ...`` (``write``); in-place
-                                ops, ``t[i] = v`` and optimizer updates are to call ``write`` too,
-                                so that a recording can take each as an effect
+``on_write(t, what, value, src)`` a tensor written: ``t.data = ...`` (``value`` None: the new
+                                values are ``t._data``), or in place (``inplace.write``: in-place
+                                ops, ``t[i] = v``; ``value`` the Tensor about to be copied into
+                                ``t``'s array, ``src`` the stand-in for ``t``'s old values that
+                                the op read), so that a recording can take each as an effect
 ``on_attr(obj, name, value)``   an attribute read that decides what a step computes (a module's
                                 ``.training``, an optimizer's ``lr``), reported by ``attr``: where
                                 a recording takes its guards (no caller yet)
@@ -259,9 +261,9 @@ def read(t: Any, what: str) -> None:
         f(t, what)
 
 
-def write(t: Any, what: str) -> None:
+def write(t: Any, what: str, value: Any = None, src: Any = None) -> None:
     for f in on_write:
-        f(t, what)
+        f(t, what, value, src)
 
 
 def attr(obj: Any, name: str, value: Any) -> Any:

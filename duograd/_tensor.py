@@ -194,6 +194,8 @@ def _derive(fn: Any, source: Any, **kw: Any) -> np.ndarray:
     if isinstance(source, Tensor):
         source = source._data
     out = fn(source, **kw)
+    if isinstance(out, np.generic):  # an array, so that the recording knows it when read
+        out = np.asarray(out)
     if _ctx.on_effect:  # (also when out is source: fn may check it, as labels are)
         _ctx.effect(Derive(source, fn, kw, out))
     return out
@@ -204,6 +206,8 @@ def _draw(fn: Any, *args: Any) -> np.ndarray:
     mask). A ``dg.compile`` recording notes it, so that a replay draws again, from the same
     generator, instead of reusing the recorded draw."""
     out = fn(*args)
+    if type(out) is not np.ndarray:  # a 0-d draw may come back as a NumPy scalar: an array,
+        out = np.asarray(out)        # so that the recording knows it when an op reads it
     if _ctx.on_effect:
         _ctx.effect(Draw(fn, args, out))
     return out
@@ -281,8 +285,6 @@ class Tensor:
 
     @data.setter
     def data(self, value: Any) -> None:
-        if _ctx.on_write:
-            _ctx.write(self, "assigning .data")
         arr = _as_array(value, op="Tensor.data")
         if arr.dtype.kind != "f" and self.requires_grad:
             arr = arr.astype(self._data.dtype)  # a tensor that requires grad stays floating
@@ -290,6 +292,8 @@ class Tensor:
             raise ValueError(f"Tensor.data: cannot assign an array of shape {arr.shape} "
                              f"to a tensor of shape {self._data.shape}")
         self._data = arr
+        if _ctx.on_write:  # after the write: a recording takes the new values as an effect
+            _ctx.write(self, "assigning .data")
 
     @property
     def shape(self) -> tuple[int, ...]:

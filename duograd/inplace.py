@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import ops
-from ._tensor import Tensor, _draw, _new
+from ._tensor import Tensor, _derive, _draw, _new
 from . import _context as _ctx
 from .random import as_rng
 from .autograd import LINEAR, Primitive, bump, rebase, zeros_like_p
@@ -93,7 +93,7 @@ def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: 
         keep = False  # nothing will be recorded: no old value to keep
     if recording:  # t's value before the write, holding t's node (t itself gets a new one)
         src = _new(Tensor)
-        src._data, src._grad, src._tangent = t._data.copy() if keep else t._data, None, t._tangent
+        src._data, src._grad, src._tangent = _derive(np.copy, t._data) if keep else t._data, None, t._tangent
         src.requires_grad, src._op, src._inputs, src._kw = t.requires_grad, t._op, t._inputs, t._kw
         if t._op is not None:
             src._stamp = t._stamp
@@ -111,8 +111,8 @@ def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: 
                                f"output type {t.dtype}")
         if new.requires_grad:
             new = ops.cast_p(new, dtype=t.dtype)
-    if _ctx.on_write:  # listeners: dg.compile's recording warns (issue 21 records it instead)
-        _ctx.write(t, f"{name} (an in-place write)")
+    if _ctx.on_write:  # listeners: dg.compile's recording takes the write as an effect
+        _ctx.write(t, name, new, src)
     # Another holder of the array (a view's .base, a view of it) means other tensors may
     # share the memory: t's own reference, src's, getrefcount's argument are the expected ones.
     alias = t._data.base is not None or sys.getrefcount(t._data) > 2 + (src._data is t._data)

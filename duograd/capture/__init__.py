@@ -17,9 +17,11 @@ replays its kernels. ``compiled.py`` holds ``dg.compile`` and its cache.
 
 What the recording holds besides primitive calls, and how a replay treats it:
 
-- **Arguments** (Tensors and NumPy arrays) are read from the new call. An array derived
-  from one outside the primitives (a conversion, the class labels of cross-entropy) is
-  derived again (``_tensor._derive``, a ``Derive`` effect).
+- **Arguments** (Tensors and NumPy arrays) are read from the new call. While recording,
+  every array argument enters ``fn`` as a Tensor (as ``jax.jit``'s tracers), so NumPy
+  arithmetic on it is recorded. An array derived from one outside the primitives (a
+  conversion, the class labels of cross-entropy) is derived again (``_tensor._derive``, a
+  ``Derive`` effect).
 - **Tensors the step reads but was not given** (a model's parameters) are read afresh,
   ``.data`` and all, every call: an optimizer that moved or replaced them is seen.
 - **Constants** (Tensors made inside ``fn`` from fixed data, the seed of ones, anything
@@ -28,25 +30,29 @@ What the recording holds besides primitive calls, and how a replay treats it:
 - **Random draws** made through ``_tensor._draw`` (``nn.Dropout``'s mask) are drawn again,
   from the same generator, so a replayed training run matches the eager one.
 - **Effects** are replayed in order: gradients accumulated into ``.grad``, ``.grad``
-  assignments (``zero_grad``), and host steps (``opt.step()``, a scheduler's step,
+  assignments (``zero_grad``), writes (``inplace.write``'s in-place operations and ``t.data =``
+  of values the primitives computed: a ``recording.Write``), and host steps (``opt.step()``, a scheduler's step,
   ``clip_grad_norm_``: ``autograd.host``) called again. Writes to ``.grad`` are held back
   until the end or until a host step runs, so a replay that fails part-way leaves every
   ``.grad`` and parameter as it was (after a host step has run, parameters, gradients and
   optimizer state are restored from a snapshot). Each effect is a record type of
   ``duograd._context`` (``Accumulate``, ``SetGrad``, ``Derive``, ``Draw``, ``Host``).
 
-Signatures and guards: one program per signature, the types, shapes and dtypes (and
-``requires_grad``) of the array arguments, the other arguments by value, and whether
-grad mode is on; at most ``CACHE_SIZE`` of them, least recently used evicted. Each
-program also checks, every call, the shapes, dtypes and ``requires_grad`` of the tensors
-it reads but was not given; a change records again.
+Signatures and guards: one program per signature, the types, shapes, dtypes, layouts (and
+``requires_grad``) of the array arguments, which of them are the same array, the other
+arguments by value, and whether grad mode is on; at most ``CACHE_SIZE`` of them, least
+recently used evicted. Each program also checks, every call, the shapes, dtypes and
+``requires_grad`` of the tensors it reads but was not given, the flags and plain settings
+of the modules it called (``training``, a Dropout's ``p``: ``_context.attr``), and the plain
+Python values ``fn``'s own code reads from its globals and closure; a change records again.
 
 What cannot be captured: Python decisions on tensor values (``if loss.item() > 1:``) are
 frozen at the recorded branch, and so is anything computed in plain NumPy or Python from
-a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``, NumPy random draws of your own),
-and so are module flags such as ``.training``. Reading a value while recording warns,
-naming the line; ``recheck_every=N`` runs ``fn`` eagerly every N-th call and raises
-``RuntimeError`` naming the first operation where the fresh recording differs. Tensors
+a value (``.numpy()``, ``.item()``, ``float()``, ``bool()``). Reading a value while recording
+warns, naming the line; a NumPy write into a tensor's array and a draw from NumPy's global
+generator raise. ``recheck_every=N`` runs ``fn`` eagerly every N-th call and, where the
+fresh recording differs, puts back what that run changed and raises ``RuntimeError``
+naming the first differing operation, its line and its inputs. Tensors
 a replay returns hold the right values but no graph (compile the whole step, backward
 included). A call made while another recording, a ``jvp`` or ``dg.detect_anomaly()`` is
 in progress runs eagerly.

@@ -3,6 +3,8 @@ call, and ``recheck_every``'s comparison of two recordings."""
 
 from __future__ import annotations
 
+import copy
+import ctypes
 import functools
 import gc
 import hashlib
@@ -12,11 +14,12 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _context
+from .. import random as dg_random
 from .._context import Accumulate, Derive, Draw, Host, SetGrad
-from .._tensor import _CONSTANTS, Tensor
+from .._tensor import _CONSTANTS, Tensor, _wrap
 from .lowering import Builder
-from .program import Program
-from .recording import Recorder, signature
+from .program import Program, _snapshot
+from .recording import Recorder, Write, signature
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
 
@@ -35,6 +38,18 @@ def _fingerprint(value: Any) -> Any:
     if isinstance(value, slice):
         return ("slice", value.start, value.stop, value.step)
     return value
+
+
+def _print_kw(value: Any, where: dict) -> Any:
+    """A keyword parameter's stand-in: an array of this call (an index array derived from an
+    argument) by where it comes from, not by its values; any other array by value."""
+    if isinstance(value, np.ndarray) and id(value) in where:
+        return where[id(value)]
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__, tuple(_print_kw(v, where) for v in value))
+    if isinstance(value, dict):
+        return tuple((k, _print_kw(v, where)) for k, v in sorted(value.items()))
+    return _fingerprint(value)
 
 
 def fingerprint(rec: Recorder, leaves: list) -> list:
@@ -68,12 +83,14 @@ def fingerprint(rec: Recorder, leaves: list) -> list:
     for k, e in enumerate(rec.log):
         if type(e) is tuple:
             op, xs, kw, out = e
-            prints.append((op.name, tuple(of(x) for x in xs), _fingerprint(kw),
+            prints.append((op.name, tuple(of(x) for x in xs), _print_kw(kw, where),
                            out._data.shape, out._data.dtype.str))
             made(k, out)
         elif type(e) is Derive:
             src = of(e.source)
-            prints.append(("derive", getattr(e.fn, "__name__", repr(e.fn)), _fingerprint(e.kw),
+            if src is None and isinstance(e.source, np.ndarray):
+                src = where.get(id(e.source))
+            prints.append(("derive", getattr(e.fn, "__name__", repr(e.fn)), _print_kw(e.kw, where),
                            src if src is not None else ("value", _fingerprint(e.source))))
             made(k, e.out)
         elif type(e) is Draw:
@@ -86,6 +103,8 @@ def fingerprint(rec: Recorder, leaves: list) -> list:
             prints.append(("set_grad", of(e.t), None if e.value is None else of(e.value)))
         elif type(e) is Host:
             prints.append(("host", getattr(e.fn, "__qualname__", repr(e.fn)), len(e.args)))
+        elif type(e) is Write:
+            prints.append(("write", e.what, of(e.t), where.get(id(e.value))))
     return prints
 
 
@@ -96,15 +115,82 @@ def _first_difference(old: list, new: list) -> int | None:
     return None if len(old) == len(new) else min(len(old), len(new))
 
 
-def _describe_print(p: Any) -> str:
+def _describe_ref(r: Any) -> str:
+    if r is None:
+        return "?"
+    if r[0] == "arg":
+        return f"argument {r[1]}"
+    if r[0] == "record":
+        return f"the result of operation {r[1]}"
+    if r[0] == "const":
+        return "a constant"
+    if r[0] == "external":
+        return "a tensor read but not given"
+    return str(r[0])
+
+
+def _describe_print(p: Any, line: str | None = None) -> str:
     if p is None:
         return "nothing (the recording ended)"
-    if p[0] in ("derive", "host", "draw"):
-        return f"{p[0]} {p[1]!r}"
+    at = f" at {line}" if line else ""
+    if p[0] in ("derive", "draw"):
+        return f"{p[0]} {p[1]!r}{at} (keywords {p[2]!r}, from {_describe_ref(p[3]) if p[0] == 'derive' else 'a generator'})"
+    if p[0] in ("host", "write"):
+        return f"{p[0]} {p[1]!r}{at}"
     if p[0] in ("accumulate", "set_grad"):
-        return p[0]
-    name, ins, _, shape, dtype = p
-    return f"'{name}' (output shape {shape}, {np.dtype(dtype)})"
+        return f"{p[0]}{at} (of {_describe_ref(p[1])})"
+    name, ins, kw, shape, dtype = p
+    inputs = ", ".join(_describe_ref(r) for r in ins)
+    return (f"'{name}'{at} on ({inputs}) with keywords {kw!r} (output shape {shape}, "
+            f"{np.dtype(dtype)})")
+
+
+def _state_of(program: Program, leaves: list) -> Any:
+    """A function that puts back everything the program's step can change: the values and
+    ``.grad`` of the tensors it reads (parameters) and of the argument Tensors, what its
+    host steps change (optimizer state), and the state of the generators it draws from."""
+    tensors = [t for t, *_ in program.guards] + [x for x in leaves if isinstance(x, Tensor)]
+    restore = _snapshot((tensors, *[a for args in program.hosts for a in args]))
+    gens = {}
+    for fn, args in program.draws:
+        owner = getattr(fn, "__self__", None)
+        near = list(vars(owner).values()) if hasattr(owner, "__dict__") else []
+        for g in (owner, *args, *near, dg_random.default_generator):
+            if isinstance(g, np.random.Generator):
+                gens[id(g)] = (g, copy.deepcopy(g.bit_generator.state))
+
+    def put_back() -> None:
+        restore()
+        for g, state in gens.values():
+            g.bit_generator.state = state
+    return put_back
+
+
+def _as_tensors(args: tuple, kwargs: dict, leaves: list) -> tuple[tuple, dict, list, frozenset]:
+    """The call with each array argument a Tensor (one per distinct array), as ``fn`` sees
+    it while recording: NumPy arithmetic on it goes through the primitives and is recorded.
+    Returns the new arguments, the leaves in signature order, and which leaves were arrays."""
+    if not any(isinstance(x, np.ndarray) for x in leaves):
+        return args, kwargs, leaves, frozenset()
+    memo: dict[int, Tensor] = {}
+
+    def conv(obj: Any) -> Any:
+        if isinstance(obj, np.ndarray):
+            t = memo.get(id(obj))
+            if t is None:
+                t = memo[id(obj)] = _wrap(obj)
+            return t
+        if type(obj) in (list, tuple):
+            return type(obj)(conv(v) for v in obj)
+        if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+            return type(obj)(*[conv(v) for v in obj])
+        if type(obj) is dict:
+            return {k: conv(v) for k, v in obj.items()}
+        return obj
+    args = tuple(conv(a) for a in args)
+    kwargs = {k: conv(v) for k, v in kwargs.items()}
+    wrapped = frozenset(i for i, x in enumerate(leaves) if isinstance(x, np.ndarray))
+    return args, kwargs, [memo[id(x)] if isinstance(x, np.ndarray) else x for x in leaves], wrapped
 
 
 # ---------------------------------------------------------------- the compiled callable
@@ -156,16 +242,35 @@ class Compiled:
         return result
 
     def _record(self, args: tuple, kwargs: dict, leaves: list) -> tuple[Any, Program]:
-        with Recorder() as rec:
-            result = self.fn(*args, **kwargs)
+        args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
+        legacy = _legacy_position()  # where NumPy's global generator is
+        values = _python_values(self.fn)
+        try:
+            with Recorder(lines=self.recheck_every is not None) as rec:
+                result = self.fn(*args, **kwargs)
+        except AttributeError as e:
+            if isinstance(getattr(e, "obj", None), Tensor) and wrapped:
+                raise AttributeError(
+                    f"dg.compile: while recording, every array argument enters fn as a Tensor "
+                    f"(so that NumPy arithmetic on it is recorded), and Tensor has no attribute "
+                    f"{e.name!r}: use the Tensor's own method (or compute it outside fn)") from e
+            raise
+        if _legacy_position() != legacy:
+            raise RuntimeError(
+                "dg.compile: fn drew random numbers from NumPy's global generator (np.random.*) "
+                "while recording; a replay would reuse the recorded numbers. Draw with "
+                "dg.rand/dg.randn/dg.randint (drawn again by every replay), or draw outside fn "
+                "and pass the numbers as an argument")
         # The collector would walk the recording's ~10 objects per call again and again
         # while the program is built; nothing built here is cyclic garbage.
         enabled = gc.isenabled()
         gc.disable()
         try:
-            program = Program(Builder(rec, leaves).build(result), self.reuse_buffers)
+            program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
             if self.recheck_every is not None:
                 program.prints = fingerprint(rec, leaves)
+                program.lines = rec.lines
+            program.values_read = values
         finally:
             if enabled:
                 gc.enable()
@@ -173,19 +278,72 @@ class Compiled:
         return result, program
 
     def _recheck(self, key: Any, program: Program, args: tuple, kwargs: dict, leaves: list) -> Any:
-        result, fresh = self._record(args, kwargs, leaves)
+        put_back = _state_of(program, leaves)
+        try:
+            result, fresh = self._record(args, kwargs, leaves)
+        except BaseException:
+            put_back()
+            raise
         self.traces -= 1  # a check, not a new program
         i = _first_difference(program.prints, fresh.prints)
         if i is not None:
+            put_back()
             del self.programs[key]
             old = program.prints[i] if i < len(program.prints) else None
             new = fresh.prints[i] if i < len(fresh.prints) else None
+            line_old = program.lines[i] if program.lines and i < len(program.lines) else None
+            line_new = fresh.lines[i] if fresh.lines and i < len(fresh.lines) else None
             raise RuntimeError(
                 f"dg.compile: the recording of {getattr(self.fn, '__qualname__', 'fn')} differs from "
-                f"a fresh eager run at operation {i}: recorded {_describe_print(old)}, now "
-                f"{_describe_print(new)}. Python control flow or a number computed from a tensor's "
-                "value changed; this call ran eagerly, and the program is recorded again on the next call")
+                f"a fresh eager run at operation {i}: recorded {_describe_print(old, line_old)}; "
+                f"now {_describe_print(new, line_new)}. Python control flow, a value read from a "
+                "tensor or a global changed. Nothing was changed by this call (parameters, .grad, "
+                "optimizer state and generators are as before it); the next call records again")
         return result
+
+
+_MT: list = []  # (bit generator, a pointer to its state), cached
+
+
+def _legacy_position() -> Any:
+    """Where NumPy's global generator (``np.random.rand`` and co.) is: any draw moves it.
+    Read from the MT19937 state's position and first word (``np.random.get_state`` copies
+    the whole state: too slow for every recording)."""
+    try:
+        bg = np.random.mtrand._rand._bit_generator
+        if not _MT or _MT[0][0] is not bg:
+            _MT[:] = [(bg, ctypes.cast(bg.ctypes.state, ctypes.POINTER(ctypes.c_uint32)))]
+        p = _MT[0][1]
+        return (p[624], p[0])
+    except Exception:  # another NumPy layout: the slow, public way
+        return np.random.get_state()[2]
+
+
+def _python_values(fn: Any) -> list:
+    """The plain Python values (numbers, bools, strings, None) that ``fn``'s own code reads
+    from its globals or its closure, as ``(namespace, name, value)``: a replay checks them
+    every call, and a change records again (a global learning rate, a closed-over flag)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return []
+    out = []
+    g = getattr(fn, "__globals__", {})
+    for name in code.co_names:
+        v = g.get(name, _NONE)
+        if type(v) in _PLAIN:
+            out.append((g, name, v))
+    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        if type(v) in _PLAIN:
+            out.append((cell, None, v))
+    return out
+
+
+_PLAIN = (bool, int, float, complex, str, type(None))
+_NONE = object()
 
 
 def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = True) -> Compiled:

@@ -17,7 +17,7 @@ from .._context import Accumulate, Derive, Draw, Host, SetGrad
 from .._tensor import _CONSTANTS, Tensor, _wrap
 from ..autograd import WithConstant
 from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
-from .recording import Recorder, warn_at_user_line
+from .recording import Recorder, Write, warn_at_user_line
 
 
 def _kernel(op: Any, kw: dict) -> Any:
@@ -32,7 +32,7 @@ def _kernel(op: Any, kw: dict) -> Any:
 class Builder:
     """Turns a recording into a draft program (``build``)."""
 
-    def __init__(self, rec: Recorder, leaves: list) -> None:
+    def __init__(self, rec: Recorder, leaves: list, wrapped: frozenset = frozenset()) -> None:
         self.rec = rec
         self.values: list = []           # initial contents of the slots (constants, None)
         self.const: set[int] = set()     # slots whose value is fixed at recording time
@@ -45,12 +45,22 @@ class Builder:
         self.cleared: dict = {}          # leaf -> index of the set_grad(None) still in force
         self.shapes: dict[int, tuple] = {}  # slot -> shape of a primitive's result
         self.dtypes: dict[int, np.dtype] = {}
+        self.strided: set[int] = set()   # slots whose recorded array is not C-contiguous
+        self.hosts: list = []            # the host steps' arguments (recheck's snapshot)
+        self.draws: list = []            # the draws' functions and arguments (their generators)
         self.constant_ids = {id(t) for t in _CONSTANTS.values()}
+        # in-place writes' stand-ins (the op read t's values through them): id -> t
+        self.standins = {id(e.src): e.t for e in rec.log
+                         if type(e) is Write and e.inplace and e.src is not None}
         self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
-                        Draw: self.draw, Host: self.host}
+                        Draw: self.draw, Host: self.host, Write: self.write}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
-            if isinstance(leaf, Tensor):
+            if i in wrapped:  # an array argument, a Tensor while recording: read as the array
+                self.by_tensor[id(leaf)] = s
+                self.by_array[id(leaf._data)] = s
+                self.arg_slots.append((s, False))
+            elif isinstance(leaf, Tensor):
                 self.by_tensor[id(leaf)] = s
                 self.by_array[id(leaf._data)] = s
                 self.objects[s] = ("arg", i)
@@ -69,6 +79,10 @@ class Builder:
         """The slot of a Tensor read by the recording (argument, result, constant or external)."""
         s = self.by_tensor.get(id(t))
         if s is None:
+            target = self.standins.get(id(t)) if self.standins else None
+            if target is not None:  # t's values before its in-place write: t's slot now
+                s = self.by_tensor[id(t)] = self.slot(target)
+                return s
             s = self.by_array.get(id(t._data))
             if s is None:
                 if id(t) in self.rec.made or id(t) in self.constant_ids:
@@ -130,6 +144,8 @@ class Builder:
         self.by_array[id(out._data)] = o
         self.shapes[o] = out._data.shape
         self.dtypes[o] = out._data.dtype
+        if not out._data.flags.c_contiguous:
+            self.strided.add(o)
         if (folded and not dyn) or op.shape_only:
             self.values[o] = out._data  # folded: the recorded value is the value
             const.add(o)
@@ -183,6 +199,7 @@ class Builder:
         self.code.append(new((CALL1, f, s, None, o, [s], "derive", "kernel", None)))
 
     def draw(self, e: Draw) -> None:  # random numbers: drawn again by every replay, in order
+        self.draws.append((e.fn, e.args))
         o = self.new_slot()
         self.by_array[id(e.out)] = o
         self.code.append(Instr(CALLN, functools.partial(e.fn, *e.args), (), None, o, [], "draw",
@@ -231,6 +248,7 @@ class Builder:
                               "set .grad", "effect", None)))
 
     def host(self, e: Host) -> None:
+        self.hosts.append(e.args)
         snapshot = [False]  # set by the passes: whether anything that can fail runs after it
         self.cleared.clear()  # a host step may read .grad
 
@@ -242,6 +260,79 @@ class Builder:
         host.snapshot = snapshot
         self.code.append(Instr(EFFECT, host, None, None, None, [],
                                getattr(e.fn, "__qualname__", "host"), "host"))
+
+    def write(self, e: Write) -> None:
+        """``t``'s values replaced (``t.data = ...``): later reads of ``t`` read the new
+        values' slot, and a replay writes them into ``t`` when ``t`` outlives the step (an
+        argument or a tensor read but not given). Values computed outside duograd's
+        operations cannot be redone: that raises here, at the recording."""
+        if e.inplace:
+            return self.write_in_place(e)
+        s = self.by_array.get(id(e.value))
+        if s is None:  # (the recorder checked that a primitive made it)
+            raise RuntimeError(f"dg.compile: {e.what} at {e.line}: the values written are "
+                               "unknown to the recording")
+        t = e.t
+        old = self.by_tensor.get(id(t))
+        self.by_tensor[id(t)] = s
+        if id(t) in self.rec.made:
+            return  # a tensor of the step itself: later reads read slot s, nothing to write
+        ref = self.objects.get(old) if old is not None else None
+        if ref is None or ref[0] != "arg":
+            ref = ("object", t)
+        copy_v = s in self.const
+
+        def write(env, st, ref=ref, s=s, copy_v=copy_v):
+            t = st.resolve(ref, env)
+            st.undo.append((t, t._data))
+            t._data = env[s].copy() if copy_v else env[s]
+        self.code.append(new((EFFECT, write, None, None, None, [s], e.what, "effect", None)))
+
+    def write_in_place(self, e: Write) -> None:
+        """``t``'s array written in place with ``value`` (``inplace.write``). A tensor that
+        outlives the step (an argument, a parameter) and a result of the step's kernels are
+        written in place by the replay too (views of them see it, as eagerly); a constant of
+        the step (``h = dg.zeros(3); h[0] = x``) becomes the written value's slot."""
+        t, v = e.t, e.value
+        s = self.slot(v)
+        old = self.slot(t)
+        arg = self.objects.get(old)
+        external = any(old == k for _, k in self.externals)
+        if not external and (arg is None or arg[0] != "arg") and old in self.const:
+            if e.before is not None:
+                self.values[old] = e.before  # what the reads before the write saw
+            arr = t._data
+            for k in self.const:
+                if k != old and isinstance(self.values[k], np.ndarray) and \
+                        np.shares_memory(self.values[k], arr):
+                    raise RuntimeError(
+                        f"dg.compile: {e.what} at {e.line} writes into a tensor made in the step "
+                        "that shares memory with another (a view), which a replay cannot "
+                        "follow; write into a clone() or outside the compiled function")
+            if v._data.dtype != t._data.dtype:
+                o = self.new_slot()
+                self.code.append(new((CALL1, functools.partial(_cast_to, dtype=t._data.dtype), s,
+                                      None, o, [s], e.what, "kernel", None)))
+                s = o
+            self.by_tensor[id(t)] = s
+            self.by_array[id(t._data)] = s
+            return
+        if arg is not None and arg[0] == "arg":
+            ref = arg
+        elif external:
+            ref = ("object", t)
+        else:
+            ref = ("slot", old)  # a result of the step's kernels: written in place
+
+        def write_in_place(env, st, ref=ref, s=s, old=old):
+            if ref[0] == "slot":
+                arr = env[old]
+            else:
+                arr = st.resolve(ref, env)._data
+                st.copies.append((arr, arr.copy()))
+            np.copyto(arr, env[s], casting="same_kind")
+        self.code.append(new((EFFECT, write_in_place, None, None, None, [s, old], e.what, "effect",
+                              None)))
 
     # ------------------------------------------------------------ the result
 
@@ -288,9 +379,15 @@ class Builder:
                  for t, s in self.externals if s in needed]
         values = [v if i in self.const else None for i, v in enumerate(self.values)]
         guards = [(t, t._data.shape, t._data.dtype, t.requires_grad) for t, s in self.externals]
+        attrs = list(self.rec.attrs.values())
         return dict(code=code, loads=loads, needed_out=set(slots_in(template)), shapes=self.shapes,
                     dtypes=self.dtypes, values=values, arg_slots=self.arg_slots, guards=guards,
-                    template=template, const=self.const)
+                    template=template, const=self.const, strided=self.strided, attrs=attrs,
+                    hosts=self.hosts, draws=self.draws)
+
+
+def _cast_to(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return a.astype(dtype)
 
 
 def slots_in(template: Any) -> list[int]:

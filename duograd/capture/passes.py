@@ -12,12 +12,12 @@ from .instructions import BUF1, BUF2, CALL1, CALL2, LOAD, Instr
 
 
 def finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: dict,
-           reuse_buffers: bool) -> list:
+           reuse_buffers: bool, strided: frozenset = frozenset()) -> list:
     """The recorded code made ready to run. Done at the first replay, so that the
     recording call does not pay for it."""
     code = peephole(code, needed_out=needed_out, shapes=shapes)
     if reuse_buffers:
-        code = reuse(code, needed_out, shapes, dtypes)
+        code = reuse(code, needed_out, shapes, dtypes, strided)
     later_kernel = False
     for ins in reversed(code):  # a host step followed by kernels snapshots what it changes
         if ins.role == "host":
@@ -44,7 +44,8 @@ def peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list
       only where something other than a ufunc reads it: a ufunc computes the same on a
       NumPy scalar, and a result handed out is wrapped into an array anyway;
     - a broadcast (an op whose row says ``broadcast``) read only by binary ufuncs whose
-      result has the broadcast shape is dropped: the ufunc broadcasts the same way by itself.
+      result and other operand have the broadcast shape is dropped: the ufunc broadcasts
+      the same way by itself (with a scalar or a smaller other operand it would not).
     """
     readers: dict[int, list] = {}
     for ins in code:
@@ -59,6 +60,7 @@ def peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list
         if ins.role == "kernel" and ins.op is not None and ins.op.broadcast and ins.kind == CALL1 \
                 and o not in needed_out and readers.get(o) \
                 and all(_ufunc_reader(r) and r.kind == CALL2 and shapes.get(r.out) == shapes.get(o)
+                        and shapes.get(r.b if r.a == o else r.a) == shapes.get(o)
                         for r in readers[o]):
             renamed[o] = ins.a
             continue
@@ -70,7 +72,7 @@ def peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list
 
 
 def reuse(code: list, needed_out: set[int], shapes: dict[int, tuple],
-          dtypes: dict[int, np.dtype]) -> list:
+          dtypes: dict[int, np.dtype], strided: frozenset = frozenset()) -> list:
     """Give each ufunc result that never leaves the replay an array of its own, allocated
     once and written in place (``out=``) by every replay, instead of a new one per call.
 
@@ -78,7 +80,10 @@ def reuse(code: list, needed_out: set[int], shapes: dict[int, tuple],
     effect, or read by a kernel other than a ufunc, except through a view (an op whose
     row says ``view``: transpose, reshape, broadcast, which leaves only if the view
     does): such results keep a new array per call. Each slot is written once per
-    replay, so its buffer is never read stale.
+    replay, so its buffer is never read stale. A result that the eager run held in
+    another layout than C order (a ufunc keeps its input's: ``x.T * 2`` is in Fortran
+    order) keeps a new array too: a C-ordered buffer would change the order in which a
+    later reduction or matmul adds, and so its last bits.
     """
     escapes = set(needed_out)
     views = []
@@ -95,7 +100,8 @@ def reuse(code: list, needed_out: set[int], shapes: dict[int, tuple],
         o = ins.out
         shape = shapes.get(o)
         if ins.role == "kernel" and isinstance(ins.f, np.ufunc) and ins.kind in (CALL1, CALL2) \
-                and o not in escapes and shape and ins.f.nout == 1 and o not in ins.reads:
+                and o not in escapes and shape and ins.f.nout == 1 and o not in ins.reads \
+                and o not in strided:
             buf = np.empty(shape, dtypes[o])
             if ins.kind == CALL1:
                 ins = ins._replace(kind=BUF1, b=buf)

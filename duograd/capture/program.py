@@ -12,17 +12,22 @@ from .instructions import KERNELS
 from .passes import finish
 
 
+_MISSING = object()
+
+
 class _Replay:
     """The per-call state of a replay: the call's arguments, the held-back ``.grad``
     writes, the Tensors made for ``.grad``, and snapshots for a failure after a host step."""
 
-    __slots__ = ("args", "pending", "made", "snapshots")
+    __slots__ = ("args", "pending", "made", "snapshots", "undo", "copies")
 
     def __init__(self, args: list) -> None:
         self.args = args
         self.pending: dict[Tensor, Tensor | None] = {}
         self.made: dict[int, Tensor] = {}
         self.snapshots: list | None = None
+        self.undo: list = []  # (tensor, its array before a write), for a failure after it
+        self.copies: list = []  # (array, its values before an in-place write)
 
     def resolve(self, ref: Any, env: list) -> Tensor:
         kind = ref[0]
@@ -56,6 +61,10 @@ class _Replay:
     def rollback(self) -> None:
         for restore in reversed(self.snapshots or []):
             restore()
+        for t, arr in reversed(self.undo):
+            t._data = arr
+        for arr, values in reversed(self.copies):
+            arr[...] = values
 
 
 def _snapshot(fargs: tuple) -> Callable[[], None]:
@@ -108,7 +117,11 @@ class Program:
         self.guards = draft["guards"]
         self.template = draft["template"]
         self.const = draft["const"]
+        self.attrs = draft["attrs"]    # (object, name, value): attributes the recording read
+        self.hosts = draft["hosts"]
+        self.draws = draft["draws"]
         self.prints: list | None = None  # the recording's fingerprint, kept for recheck_every
+        self.values_read: list = []      # (globals or cell, name, value) fn's code reads
 
     @property
     def code(self) -> list:
@@ -117,7 +130,7 @@ class Program:
         if self._code is None:
             d = self._draft
             self.instructions = finish(d["code"], d["loads"], d["needed_out"], d["shapes"],
-                                       d["dtypes"], self._reuse_buffers)
+                                       d["dtypes"], self._reuse_buffers, d["strided"])
             self._code = [tuple(ins[:5]) for ins in self.instructions]
             self.labels = [ins.label for ins in self.instructions]
             self._draft = None
@@ -130,10 +143,22 @@ class Program:
 
     def guard(self) -> bool:
         """Whether the tensors read but not given still have their recorded shapes, dtypes
-        and ``requires_grad``."""
+        and ``requires_grad``, and the attributes the recording read (a module's
+        ``training``, a Dropout's ``p``) their recorded values."""
         for t, shape, dtype, rg in self.guards:
             d = t._data
             if d.shape != shape or d.dtype != dtype or t.requires_grad != rg:
+                return False
+        for obj, name, value in self.attrs:
+            v = getattr(obj, name, _MISSING)
+            if v is not value and (type(v) is not type(value) or v != value):
+                return False
+        for where, name, value in self.values_read:
+            try:
+                v = where.cell_contents if name is None else where.get(name, _MISSING)
+            except ValueError:
+                return False
+            if v is not value and (type(v) is not type(value) or v != value):
                 return False
         return True
 

@@ -10,11 +10,13 @@ when the step reads a tensor's value into Python or writes one in place.
 from __future__ import annotations
 
 import warnings
+import zlib
 from typing import Any
 
 import numpy as np
 
 from .. import _context, autograd
+from .._context import Host
 from .._tensor import Tensor
 
 
@@ -23,14 +25,15 @@ def _flatten(obj: Any, leaves: list, where: str) -> Any:
     Tensors and arrays themselves go to ``leaves`` in order."""
     if isinstance(obj, Tensor):
         leaves.append(obj)
-        return ("T", obj._data.shape, obj._data.dtype.str, obj.requires_grad)
+        d = obj._data
+        return ("T", d.shape, d.dtype.str, obj.requires_grad, d.flags.c_contiguous)
     if isinstance(obj, np.ndarray):
         if obj.dtype.kind not in "biuf":
             raise TypeError(f"dg.compile: {where} is an array of dtype {obj.dtype} (shape "
                             f"{obj.shape}), which cannot be part of a signature; pass numbers "
                             "as a numeric array or a Tensor")
         leaves.append(obj)
-        return ("A", obj.shape, obj.dtype.str)
+        return ("A", obj.shape, obj.dtype.str, obj.flags.c_contiguous)
     if isinstance(obj, (list, tuple)):
         return (type(obj).__name__,
                 tuple(_flatten(v, leaves, f"{where}[{i}]") for i, v in enumerate(obj)))
@@ -46,12 +49,23 @@ def _flatten(obj: Any, leaves: list, where: str) -> Any:
     return ("V", type(obj), obj)
 
 
+def _aliases(leaves: list) -> tuple | None:
+    """None when every argument array is its own; else, per argument, the first argument
+    that is the same object or holds the same array (argument slots are positional, so a
+    call that passes one array twice is another program than one passing two)."""
+    ids = [id(x._data) if isinstance(x, Tensor) else id(x) for x in leaves]
+    if len(set(ids)) == len(ids) and len(set(map(id, leaves))) == len(leaves):
+        return None
+    return tuple((ids.index(i), [id(y) for y in leaves].index(id(x))) for i, x in zip(ids, leaves))
+
+
 def signature(args: tuple, kwargs: dict) -> tuple[Any, list]:
-    """The cache key of a call (types, shapes, dtypes, values, grad mode) and its arrays."""
+    """The cache key of a call (types, shapes, dtypes, layouts, values, which arguments
+    are the same array, grad mode) and its arrays."""
     leaves: list = []
     key = (tuple(_flatten(a, leaves, f"argument {i}") for i, a in enumerate(args)),
            tuple((k, _flatten(kwargs[k], leaves, f"argument {k!r}")) for k in sorted(kwargs)),
-           autograd.is_grad_enabled())
+           autograd.is_grad_enabled(), _aliases(leaves) if len(leaves) > 1 else None)
     return key, leaves
 
 
@@ -68,11 +82,59 @@ class Recorder(_context.listening_to):
 
     records = True  # a host step's inside and the engine's sum into .grad are not seen
 
-    def __init__(self) -> None:
+    def __init__(self, lines: bool = False) -> None:
         self.log: list = []            # (op, xs, kw, out) per call, an effect record per effect
         self.made: set[int] = set()    # ids of Tensors made from data during the recording
         self.keep: list = []           # everything the log names stays alive: ids stay unique
-        self.on_call = self.on_effect = self.log.append  # calls and effects, in order
+        self.attrs: dict = {}          # (id(obj), name) -> (obj, name, value): the guards
+        self.sums: dict = {}           # id(array) -> (array, checksum): leaves' arrays read
+        self.outputs: set[int] = set()  # ids of the arrays the primitive calls returned
+        log, sums, outputs = self.log, self.sums, self.outputs
+        lines = self.lines = [] if lines else None  # recheck_every: each record's user line
+
+        def on_call(call: tuple) -> None:
+            # The arrays of the leaves read (parameters, arguments, constants) are
+            # checksummed when first read and checked at each host step and at the end: a
+            # write into them through NumPy (``p.data -= ...``), which no replay could redo,
+            # raises instead of training silently once.
+            for x in call[1]:
+                d = x._data
+                i = id(d)
+                if i not in sums and i not in outputs and d.flags.writeable:  # (not the others)
+                    sums[i] = (d, _checksum(d))
+            log.append(call)
+            outputs.add(id(call[3]._data))
+            if lines is not None:
+                lines.append(_user_line())
+
+        def on_effect(e: Any) -> None:
+            if type(e) is Host:  # the host step may write them: checked now, taken afresh after
+                self.check(f"before the host step {getattr(e.fn, '__qualname__', e.fn)!r}")
+                sums.clear()
+            log.append(e)
+            if lines is not None:
+                lines.append(_user_line())
+        self.on_call, self.on_effect = on_call, on_effect
+
+    def check(self, when: str) -> None:
+        """Raise if an array read as a leaf's values changed since it was first read."""
+        for d, c in self.sums.values():
+            if _checksum(d) != c:
+                raise RuntimeError(
+                    f"dg.compile: fn changed the values of a tensor it reads (shape {d.shape}, "
+                    f"{d.dtype}) in place through NumPy ({when}): a write into `p.data`, "
+                    "`x.numpy()` or an array shared with a tensor (`p.data -= ...`, "
+                    "`x.numpy()[i] = ...`). No recording sees such a write, so no replay could "
+                    "redo it. Write with Tensor operations (`p.data = (p - lr * p.grad).detach()`, "
+                    "in-place methods) or an optimizer")
+
+    def __exit__(self, *exc: object) -> None:
+        super().__exit__(*exc)
+        if exc[0] is None:
+            self.check("found at the end of the recording")
+
+    def on_attr(self, obj: Any, name: str, value: Any) -> None:
+        self.attrs.setdefault((id(obj), name), (obj, name, value))
 
     def on_create(self, t: Tensor) -> None:
         self.made.add(id(t))
@@ -84,4 +146,51 @@ class Recorder(_context.listening_to):
                           "number computed from it is frozen at its recorded value "
                           "(recheck_every=N re-runs eagerly to catch a change)")
 
-    on_write = on_read  # a write in place (assigning .data) is not replayed either
+    def on_write(self, t: Tensor, what: str, value: Any = None, src: Any = None) -> None:
+        """``t`` was written (its new values are ``t._data``), or is about to be written in
+        place with ``value``'s values: an effect the replay redoes, when the values come from
+        the primitives; else an error, here, at the user's line."""
+        d = t._data
+        if value is not None:  # in place (inplace.write): value is a Tensor of the recording
+            seen = self.sums.pop(id(d), None)
+            if seen is not None and _checksum(d) != seen[1]:
+                self.sums[id(d)] = seen
+                self.check(f"found at {what}")
+            local = id(t) in self.made or id(d) in self.outputs  # a tensor of the step
+            self.on_effect(Write(t, value, what, _user_line(), True, d.copy() if local else None,
+                                 src if src is not None and src is not t and src._data is d else None))
+            return
+        seen = self.sums.get(id(d))
+        if seen is not None and _checksum(d) == seen[1]:
+            return  # the array it had, unchanged (``p.data = p.data``)
+        if seen is not None or id(d) not in self.outputs:
+            how = ("its own array, changed in place through NumPy (`p.data -= ...`)"
+                   if seen is not None else "values computed outside duograd's operations")
+            raise RuntimeError(
+                f"dg.compile: {what} stores {how} (shape {d.shape}, {d.dtype}); no recording "
+                "sees such values, so no replay could compute them again. Write with Tensor "
+                "operations (`p.data = (p - lr * p.grad).detach()`, in-place methods) or an "
+                "optimizer")
+        self.on_effect(Write(t, d, what, _user_line()))
+
+
+def _checksum(d: np.ndarray) -> int:
+    return zlib.crc32(d if d.flags.c_contiguous else np.ascontiguousarray(d))
+
+
+def _user_line() -> str:
+    f, _, _ = _context.user_frame(2)
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else "<unknown>"
+
+
+class Write:
+    """``t``'s values became ``value`` (``t.data = ...``, an in-place op) at ``line``."""
+
+    __slots__ = ("t", "value", "what", "line", "inplace", "before", "src")
+
+    def __init__(self, t: Any, value: Any, what: str, line: str, inplace: bool = False,
+                 before: Any = None, src: Any = None) -> None:
+        self.t, self.value, self.what, self.line = t, value, what, line
+        # in place: value is a Tensor; before, t's values before (a tensor of the step);
+        # src, the stand-in the op read that shares t's array
+        self.inplace, self.before, self.src = inplace, before, src

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ops import log_softmax, maximum, softmax, softplus_p, transpose_p, where
 from .._tensor import Tensor, _as_tensor, _derive, _draw, tensor
+from ..autograd import no_grad as _no_grad
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
            # layers branch: losses and normalisations
@@ -743,12 +744,13 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                              f"training, got input of shape {input.shape}")
         out, mean, var = _normalize(input, dims, float(eps))
         if training and running_mean is not None and running_var is not None:
-            m = 0.1 if momentum is None else float(momentum)
-            unbiased = var.data.reshape(c) * (n / (n - 1))
-            for buf, new in ((running_mean, mean.data.reshape(c)), (running_var, unbiased)):
-                arr = buf.data
-                arr *= (1 - m)
-                arr += m * new.astype(arr.dtype)
+            # (a 0-d Tensor momentum: BatchNorm's cumulative average, 1 / batches seen)
+            m = 0.1 if momentum is None else momentum if isinstance(momentum, Tensor) else float(momentum)
+            with _no_grad():  # in-place writes, so that a dg.compile replay redoes them
+                unbiased = var.detach().reshape(c) * (n / (n - 1))
+                for buf, new in ((running_mean, mean.detach().reshape(c)), (running_var, unbiased)):
+                    buf.mul_(1 - m)
+                    buf.add_(new.to(buf.dtype) * m)
     else:
         rm = running_mean.data.astype(input.dtype).reshape(cshape)
         rv = running_var.data.astype(input.dtype).reshape(cshape)

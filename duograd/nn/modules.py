@@ -25,6 +25,7 @@ from ..shapes import DimError, ShapeError
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from ..random import as_rng
 from . import functional as F
+from .. import _context as _ctx
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Flatten",
@@ -74,6 +75,20 @@ def _shape_desc(value: Any) -> Any:
         return "unknown"
 
 
+_GUARDED = (bool, int, float, str, type(None))
+
+
+def _guard(m: Any) -> None:
+    """Tell the listeners (a ``dg.compile`` recording) the module's flags and scalar
+    settings that its forward may read: ``training`` and every plain Python number, bool
+    or string attribute, or tuple of them (a Dropout's ``p``, an eps, a conv's padding); a
+    replay checks them every call."""
+    _ctx.attr(m, "training", m.training)
+    for k, v in vars(m).items():
+        if type(v) in _GUARDED or (type(v) is tuple and all(type(x) in _GUARDED for x in v)):
+            _ctx.attr(m, k, v)
+
+
 class Module:
     """Base class: subclasses assign parameters and child modules in ``__init__`` and
     define ``forward``; calling the module calls ``forward``.
@@ -99,6 +114,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}: forward is not defined")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _ctx.on_attr:  # a recording (dg.compile) guards the flags the forward may read
+            _guard(self)
         return self.forward(*args, **kwargs)
 
     # ------------------------------------------------------------ finding parameters

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from .._tensor import Tensor, _as_tensor, tensor
+from ..autograd import no_grad as _no_grad
 from .functional import batch_norm, group_norm, layer_norm
 from .modules import Module
 
@@ -100,9 +101,10 @@ class _BatchNorm(Module):
                              f" input, got shape {input.shape}")
         momentum = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            self.num_batches_tracked.data[...] += 1
-            if self.momentum is None:  # a cumulative moving average
-                momentum = 1.0 / float(self.num_batches_tracked.data)
+            with _no_grad():  # in place, so that a dg.compile replay counts too
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:  # a cumulative moving average (a Tensor: read every call)
+                momentum = 1.0 / self.num_batches_tracked
         use_batch = self.training or not self.track_running_stats
         return batch_norm(input, self.running_mean if not self.training or self.track_running_stats else None,
                           self.running_var if not self.training or self.track_running_stats else None,

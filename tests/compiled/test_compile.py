@@ -439,9 +439,16 @@ def test_a_host_step_that_replaces_data_is_seen_by_the_kernels_after_it():
 
 
 def test_a_numpy_result_computed_outside_duograd_warns_that_it_is_frozen():
-    fast = dg.compile(lambda x: x * 2)   # NumPy arithmetic on a NumPy argument
+    table = np.arange(3.0)
+    fast = dg.compile(lambda x: table * 2)   # NumPy arithmetic on a global array
     with pytest.warns(RuntimeWarning, match="returned a NumPy value computed outside duograd"):
         fast(np.ones(2))
+
+
+def test_numpy_arithmetic_on_an_array_argument_is_recorded():
+    fast = dg.compile(lambda x: x * 2)   # the argument enters fn as a Tensor
+    assert fast(np.ones(2)).numpy().tolist() == [2.0, 2.0]
+    assert fast(np.full(2, 3.0)).numpy().tolist() == [6.0, 6.0]
 
 
 def test_a_checkpointed_block_inside_a_compiled_step():
