@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..ops import log_softmax, maximum, softmax, softplus_p, transpose_p, where
-from .._tensor import Tensor, _as_tensor, _derive, _draw, tensor
+from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
 from ..autograd import no_grad as _no_grad
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
@@ -166,14 +166,15 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     # recomputed from the targets by a dg.compile replay
     idx = _derive(_safe_flat_index, target, **kw)
     mean = reduction == "mean"
-    scale = _derive(_target_scale, target, mean=mean, weight=w, dtype=logp.dtype, **kw)
+    # (wrapped here, so that the arithmetic below takes the all-Tensor path)
+    scale = _wrap(_derive(_target_scale, target, mean=mean, weight=w, dtype=logp.dtype, **kw))
     flat = _classes_last(logp)
     loss = flat[np.arange(flat.shape[0]), idx] * scale
     if reduction == "none":
         return loss.reshape(tshape)
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() + _derive(_mean_addend, target, weight=w, dtype=logp.dtype, **kw)
+    return loss.sum() + _wrap(_derive(_mean_addend, target, weight=w, dtype=logp.dtype, **kw))
 
 
 def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
