@@ -232,8 +232,8 @@ MUTANTS: list[Mutant] = [
            "    if retain_graph is None:\n        retain_graph = False",
            HTENSOR, "grad(create_graph=True) releases the graph its result depends on"),
     Mutant("T-prune-all", "duograd/autograd.py",
-           "if node in wanted or (node._inputs is not None and any(x in needed for x in node._inputs)):",
-           "if node in wanted or (node._inputs is not None and all(x in needed for x in node._inputs)):",
+           "if node in wanted or (node._inputs is not None and any(",
+           "if node in wanted or (node._inputs is not None and all(",
            ENGINE, "grad's pruning drops a node unless every input leads to a target"),
     # ------------------------------------------------------------ the listeners (_context)
     Mutant("I-explain-fanout", "duograd/autograd.py",
@@ -387,8 +387,8 @@ MUTANTS: list[Mutant] = [
            HIGHER_OPS, "gradgradcheck holds the cotangent v constant (the bug of section 2)"),
     # ------------------------------------------------------------ Tensor and its methods
     Mutant("X-constant-dtype", "duograd/_tensor.py",
-           "            dtype = a._data.dtype\n            break",
-           "            break",
+           "return a, _number(b, dt)",
+           "return a, _number(b, np.dtype(np.float64))",
            ENGINE, "a Python number makes a float32 tensor float64 (2 * x32)"),
     Mutant("X-tensor-shares", "duograd/_tensor.py",
            "arr = _derive(_as_array, data, dtype=dtype, copy=True)",

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..ops import log_softmax, maximum, softmax, softplus_p, transpose_p, where
+from ..ops import log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
 from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
 from ..autograd import no_grad as _no_grad
 
@@ -169,12 +169,13 @@ def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: s
     # (wrapped here, so that the arithmetic below takes the all-Tensor path)
     scale = _wrap(_derive(_target_scale, target, mean=mean, weight=w, dtype=logp.dtype, **kw))
     flat = _classes_last(logp)
-    loss = flat[np.arange(flat.shape[0]), idx] * scale
+    picked = flat[np.arange(flat.shape[0]), idx]
     if reduction == "none":
-        return loss.reshape(tshape)
+        return (picked * scale).reshape(tshape)
+    loss = matmul_p(picked, scale)  # the weighted sum as one inner product (one primitive, not two)
     if reduction == "sum":
-        return loss.sum()
-    return loss.sum() + _wrap(_derive(_mean_addend, target, weight=w, dtype=logp.dtype, **kw))
+        return loss
+    return loss + _wrap(_derive(_mean_addend, target, weight=w, dtype=logp.dtype, **kw))
 
 
 def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
