@@ -349,6 +349,19 @@ def _const(x: Any, like: Tensor) -> Any:
     return np.asarray(x, dtype=like.dtype)
 
 
+def _binary_operands(fn: str, input: Any, target: Any, size_average: Any, reduce: Any,
+                     reduction: str) -> tuple[Tensor, Tensor]:
+    """The checks both binary cross-entropies make, then their input and target as Tensors
+    of one shape."""
+    _check_legacy(size_average, reduce, fn)
+    _check_reduction(reduction, fn)
+    input, target = _pair(input, target)
+    if target.shape != input.shape:
+        raise ValueError(f"{fn}: target of shape {target.shape} must have the input's shape "
+                         f"{input.shape}")
+    return input, target
+
+
 def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
                          size_average: Any = None, reduce: Any = None,
                          reduction: str = "mean") -> Tensor:
@@ -362,12 +375,7 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
     0.399254
     """
     fn = "binary_cross_entropy"
-    _check_legacy(size_average, reduce, fn)
-    _check_reduction(reduction, fn)
-    input, target = _pair(input, target)
-    if target.shape != input.shape:
-        raise ValueError(f"{fn}: target of shape {target.shape} must have the input's shape "
-                         f"{input.shape}")
+    input, target = _binary_operands(fn, input, target, size_average, reduce, reduction)
     data = input.data
     if data.size and not ((data >= 0) & (data <= 1)).all():
         raise RuntimeError(f"{fn}: all elements of the input (shape {input.shape}) must be "
@@ -396,12 +404,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = N
     0.346574
     """
     fn = "binary_cross_entropy_with_logits"
-    _check_legacy(size_average, reduce, fn)
-    _check_reduction(reduction, fn)
-    input, target = _pair(input, target)
-    if target.shape != input.shape:
-        raise ValueError(f"{fn}: target of shape {target.shape} must have the input's shape "
-                         f"{input.shape}")
+    input, target = _binary_operands(fn, input, target, size_average, reduce, reduction)
     pos_weight = _const(pos_weight, input)
     soft = softplus_p(-input)
     if pos_weight is not None:
