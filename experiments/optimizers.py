@@ -54,14 +54,14 @@ OPTIMIZERS: dict[str, tuple[Callable[[list, float], optim.Optimizer], list[float
 }
 # --quick sweeps a narrower grid around the rates the full sweep finds best (still asserted
 # to bracket every seed's best rate), to stay within its time budget.
-QUICK_GRIDS = {"SGD": _grid(-0.5, 1), "SGD+momentum": _grid(-1, 0.5), "Adam": _grid(-2, -1)}
+QUICK_GRIDS = {"SGD": _grid(-0.5, 1), "SGD+momentum": _grid(-1.5, 0.5), "Adam": _grid(-2.5, -1)}
 
 
 def grids(size: str) -> dict[str, list[float]]:
     """Each optimizer's learning-rate grid at ``size``.
 
     >>> grids("quick")["Adam"]
-    [0.01, 0.0316, 0.1]
+    [0.00316, 0.01, 0.0316, 0.1]
     """
     return {name: QUICK_GRIDS[name] if size == "quick" else grid
             for name, (_, grid) in OPTIMIZERS.items()}
