@@ -344,19 +344,28 @@ def _conv_padding(padding: Any, d: int, kernel: Ints, dilation: Ints, stride: In
     return tuple((p, p) for p in _ints(padding, d, "padding", op, 0))
 
 
-def _conv(d: int, op: str, x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
-          groups: Any) -> Tensor:
+def _conv_arguments(d: int, op: str, x: Any, weight: Any, bias: Any, stride: Any, dilation: Any,
+                    groups: Any, layout: str) -> tuple:
+    """What a convolution and a transposed one check alike: operands as Tensors, a weight of
+    ``d + 2`` dims (``layout`` names its first two), the batch dim (added when missing: the
+    returned flag says whether it was there), stride, dilation and groups."""
     x, weight, bias = _lift(op, x, weight, bias)
     if weight.ndim != d + 2:
-        raise ConvShapeError(f"{op}: expected a {d + 2}-D weight (out_channels, in_channels/groups, "
-                             f"*kernel), got shape {weight.shape}")
+        raise ConvShapeError(f"{op}: expected a {d + 2}-D weight ({layout}, *kernel), got shape "
+                             f"{weight.shape}")
     batched = _batched(x, d, op)
     if not batched:
         x = reshape_p(x, shape=(1,) + x.shape)
-    stride = _ints(stride, d, "stride", op, 1)
-    dilation = _ints(dilation, d, "dilation", op, 1)
     if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
         raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+    return (x, weight, bias, batched, _ints(stride, d, "stride", op, 1),
+            _ints(dilation, d, "dilation", op, 1))
+
+
+def _conv(d: int, op: str, x: Any, weight: Any, bias: Any, stride: Any, padding: Any, dilation: Any,
+          groups: Any) -> Tensor:
+    x, weight, bias, batched, stride, dilation = _conv_arguments(
+        d, op, x, weight, bias, stride, dilation, groups, "out_channels, in_channels/groups")
     kernel = tuple(weight.shape[2:])
     pads = _conv_padding(padding, d, kernel, dilation, stride, op)
     n, c = x.shape[:2]
@@ -432,19 +441,10 @@ def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
 
 def _conv_transpose(d: int, op: str, x: Any, weight: Any, bias: Any, stride: Any, padding: Any,
                     output_padding: Any, groups: Any, dilation: Any) -> Tensor:
-    x, weight, bias = _lift(op, x, weight, bias)
-    if weight.ndim != d + 2:
-        raise ConvShapeError(f"{op}: expected a {d + 2}-D weight (in_channels, out_channels/groups, "
-                             f"*kernel), got shape {weight.shape}")
-    batched = _batched(x, d, op)
-    if not batched:
-        x = reshape_p(x, shape=(1,) + x.shape)
-    stride = _ints(stride, d, "stride", op, 1)
-    dilation = _ints(dilation, d, "dilation", op, 1)
+    x, weight, bias, batched, stride, dilation = _conv_arguments(
+        d, op, x, weight, bias, stride, dilation, groups, "in_channels, out_channels/groups")
     padding = _ints(padding, d, "padding", op, 0)
     output_padding = _ints(output_padding, d, "output_padding", op, 0)
-    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
     if any(op_ >= max(s, dl) for op_, s, dl in zip(output_padding, stride, dilation)):
         raise ConvShapeError(f"{op}: output_padding {output_padding} must be smaller than the stride "
                              f"{stride} or the dilation {dilation}")
