@@ -317,6 +317,16 @@ class Host:
     kw: dict
 
 
+@dataclass(slots=True)
+class Update:
+    """``opt.step()`` of an optimizer whose update a program runs as its own kernels
+    (``optim.foreach``): ``fn`` is the eager step, ``grads`` the ``.grad`` of each of
+    ``opt``'s parameters (in group order) when it ran."""
+    opt: Any
+    fn: Callable
+    grads: list
+
+
 # ---------------------------------------------------------------- the user's frame
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _context
 from .. import random as dg_random
-from .._context import Accumulate, Derive, Draw, Host, SetGrad
+from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
 from .._tensor import _CONSTANTS, Tensor, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
@@ -103,6 +103,9 @@ def fingerprint(rec: Recorder, leaves: list) -> list:
             prints.append(("set_grad", of(e.t), None if e.value is None else of(e.value)))
         elif type(e) is Host:
             prints.append(("host", getattr(e.fn, "__qualname__", repr(e.fn)), len(e.args)))
+        elif type(e) is Update:
+            prints.append(("update", getattr(e.fn, "__qualname__", repr(e.fn)), id(e.opt),
+                           tuple(g is not None for g in e.grads)))
         elif type(e) is Write:
             prints.append(("write", e.what, of(e.t), where.get(id(e.value))))
     return prints
@@ -135,7 +138,7 @@ def _describe_print(p: Any, line: str | None = None) -> str:
     at = f" at {line}" if line else ""
     if p[0] in ("derive", "draw"):
         return f"{p[0]} {p[1]!r}{at} (keywords {p[2]!r}, from {_describe_ref(p[3]) if p[0] == 'derive' else 'a generator'})"
-    if p[0] in ("host", "write"):
+    if p[0] in ("host", "write", "update"):
         return f"{p[0]} {p[1]!r}{at}"
     if p[0] in ("accumulate", "set_grad"):
         return f"{p[0]}{at} (of {_describe_ref(p[1])})"

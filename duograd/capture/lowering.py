@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._context import Accumulate, Derive, Draw, Host, SetGrad
+from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
 from .._tensor import _CONSTANTS, Tensor, _wrap
 from ..autograd import WithConstant
 from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
@@ -53,7 +53,7 @@ class Builder:
         self.standins = {id(e.src): e.t for e in rec.log
                          if type(e) is Write and e.inplace and e.src is not None}
         self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
-                        Draw: self.draw, Host: self.host, Write: self.write}
+                        Draw: self.draw, Host: self.host, Write: self.write, Update: self.update}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
             if i in wrapped:  # an array argument, a Tensor while recording: read as the array
@@ -260,6 +260,41 @@ class Builder:
         host.snapshot = snapshot
         self.code.append(Instr(EFFECT, host, None, None, None, [],
                                getattr(e.fn, "__qualname__", "host"), "host"))
+
+    def update(self, e: Update) -> None:
+        """``opt.step()`` of an optimizer whose update runs as the program's own kernels
+        (``optim.foreach.FlatUpdate``): one instruction that reads the gradients from the
+        held-back ``.grad`` writes (nothing is committed), each group's numbers afresh, and
+        updates parameters and state in place; it snapshots them only when something
+        after it can fail. Parameters that are arguments or made by ``fn``, or that cannot
+        share flat buffers, keep the host step."""
+        from ..optim.foreach import FlatUpdate
+        from ..optim import _write
+
+        opt = e.opt
+        local = any(id(p) in self.rec.made or self.objects.get(self.by_tensor.get(id(p)), ("",))[0]
+                    == "arg" for p in opt.params)
+        plan = None if local else FlatUpdate.plan(opt, e.grads, _write)
+        if plan is None:
+            return self.host(Host(e.fn, (opt,), {}))
+        self.hosts.append((opt,))  # (recheck's snapshot: the optimizer and its parameters)
+        self.cleared.clear()  # it reads .grad
+        snapshot = [False]  # set by the passes: whether anything that can fail runs after it
+
+        def update(env, st, plan=plan, fn=e.fn, opt=opt, snapshot=snapshot):
+            grads = plan.prepare(st.pending)
+            if grads is None:  # not as recorded (a gradient missing, state reset): eagerly
+                if snapshot[0]:
+                    st.before_host((opt,))
+                st.commit()
+                fn(opt)
+                return
+            if snapshot[0]:
+                plan.save(st)
+            plan.run(grads)
+        update.snapshot = snapshot
+        self.code.append(Instr(EFFECT, update, None, None, None, [],
+                               getattr(e.fn, "__qualname__", "step"), "update"))
 
     def write(self, e: Write) -> None:
         """``t``'s values replaced (``t.data = ...``): later reads of ``t`` read the new

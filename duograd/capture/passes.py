@@ -19,18 +19,21 @@ def finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: 
     if reuse_buffers:
         code = reuse(code, needed_out, shapes, dtypes, strided)
     later_kernel = False
-    for ins in reversed(code):  # a host step followed by kernels snapshots what it changes
-        if ins.role == "host":
+    for ins in reversed(code):  # a host step (or an optimizer's update) followed by
+        if ins.role in _STEPS:  # kernels snapshots what it changes
             ins.f.snapshot[0] = later_kernel
-        later_kernel = later_kernel or ins.role != "host"
+        later_kernel = later_kernel or ins.role not in _STEPS
     program: list = list(loads)
     for ins in code:
         program.append(ins)
-        if ins.role == "host":
+        if ins.role in _STEPS:
             program.extend(loads)  # a host step may have moved or replaced them
     while program and program[-1].kind == LOAD:  # nothing reads them any more
         program.pop()
     return program
+
+
+_STEPS = ("host", "update")  # the roles of host steps and optimizer updates (lowering.py)
 
 
 def _ufunc_reader(ins: Instr) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .. import _context, autograd
-from .._context import Host
+from .._context import Host, Update
 from .._tensor import Tensor
 
 
@@ -108,7 +108,7 @@ class Recorder(_context.listening_to):
                 lines.append(_user_line())
 
         def on_effect(e: Any) -> None:
-            if type(e) is Host:  # the host step may write them: checked now, taken afresh after
+            if type(e) is Host or type(e) is Update:  # it may write them: checked now, taken afresh after
                 self.check(f"before the host step {getattr(e.fn, '__qualname__', e.fn)!r}")
                 sums.clear()
             log.append(e)

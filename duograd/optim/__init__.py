@@ -7,6 +7,15 @@ Updates are plain NumPy on ``.data`` and nothing is recorded. The new values are
 into the parameter's own array, as ``torch.optim`` steps in place: a parameter made with
 ``dg.from_numpy`` shows each step in the array it shares. Gradients are never changed.
 
+Inside ``dg.compile``, the steps of ``SGD``, ``Adam``, ``AdamW`` and ``RMSprop`` become part
+of the program: their formulas are functions of arrays (``optim.foreach``) that the eager
+step calls per parameter and a replay calls once per group on flat buffers, so the two
+agree bit for bit; a replay reads each group's lr and other numbers afresh (a schedule
+may change them between calls), and a change of the options that shape the update
+(momentum or weight decay 0 or not, ``nesterov``, ``centered``, ``maximize``, the groups'
+parameters) records again. The other optimizers' steps are host steps: a replay calls
+``step()`` itself (``autograd.host``).
+
 >>> import duograd as dg
 >>> from duograd import optim
 >>> w = dg.tensor([1.0, -2.0], requires_grad=True)
@@ -19,16 +28,46 @@ array([ 0.8, -1.6])
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+import functools
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
+from .. import _context as _ctx
+from .._context import Host, Update
 from ..autograd import bump, host
 from .._tensor import Tensor  # a public name; not `from .. import` (an import cycle)
+from . import foreach
+from .foreach import lerp_ as _lerp_
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
            "lr_scheduler"]
 
+
+
+def _in_program(fn: Callable) -> Callable:
+    """Mark an optimizer's ``step`` as one ``dg.compile`` turns into program kernels (an
+    ``Update`` effect, ``foreach.FlatUpdate``), rather than a host step."""
+    fn._in_program = True
+    return fn
+
+
+def _update(fn: Callable) -> Callable:
+    """The wrapper of a ``_in_program`` step: outside a recording it is ``fn``; inside one,
+    the call is recorded as an ``Update`` effect (with the gradients it reads and, as a
+    guard, the options that shape the update) and runs eagerly, unrecorded."""
+    @functools.wraps(fn)
+    def step(self: "Optimizer", *args: Any, **kw: Any) -> Any:
+        if not _ctx.on_effect:
+            return fn(self, *args, **kw)
+        if args or kw:  # (a closure): a host step
+            _ctx.effect(Host(fn, (self, *args), kw))
+        else:
+            _ctx.attr(self, "_structure", self._structure)
+            _ctx.effect(Update(self, fn, [p._grad for p in self.params]))
+        with _ctx.unrecorded():
+            return fn(self, *args, **kw)
+    return step
 
 
 def _write(p: Tensor, base: np.ndarray, step: np.ndarray) -> None:
@@ -133,8 +172,32 @@ class Optimizer:
 
     def __init_subclass__(cls, **kw: object) -> None:
         super().__init_subclass__(**kw)
-        if "step" in cls.__dict__:  # a dg.compile replay calls step() itself (autograd.host)
-            cls.step = host(cls.__dict__["step"])
+        if "step" in cls.__dict__:  # a dg.compile replay calls step() itself (autograd.host),
+            fn = cls.__dict__["step"]  # or runs it as program kernels (_in_program)
+            cls.step = _update(fn) if getattr(fn, "_in_program", False) else host(fn)
+
+    # ---------------------------------------------------------------- inside dg.compile
+    # (for the optimizers whose step is _in_program; see optim.foreach)
+    _counts: str | None = None  # step counts: "shared" in a bucket (Adam), "each", or None
+
+    @property
+    def _structure(self) -> tuple:
+        """What shapes a compiled update (a replay's guard): per group, its parameters
+        and the options that decide which formula runs (``_flags``)."""
+        return tuple((tuple(map(id, g["params"])), self._flags(g)) for g in self.param_groups)
+
+    def _flags(self, group: dict[str, Any]) -> tuple:
+        return ()
+
+    def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
+        """The state arrays a group's parameters have (flat buffers in a program)."""
+        return ()
+
+    def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> float | None:
+        """The group's update on bucket ``b``'s flat buffers (gradients in ``b.G``, already
+        negated for ``maximize``): the step into ``b.S``; returns the factor the parameters
+        are multiplied by before the step is subtracted (AdamW's decay), or None."""
+        raise NotImplementedError
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Set every parameter's ``.grad`` to None, or with ``set_to_none=False`` to zeros."""
@@ -310,33 +373,38 @@ class SGD(Optimizer):
     weight_decay = property(lambda self: self.param_groups[0]["weight_decay"])
     nesterov = property(lambda self: self.param_groups[0]["nesterov"])
 
+    @_in_program
     def step(self) -> None:
         for group, p, g in self._grads():
             lr, mu, wd, damp = group["lr"], group["momentum"], group["weight_decay"], group["dampening"]
-            d = g + wd * p.data if wd != 0.0 else g
+            d = g + wd * p._data if wd != 0.0 else g
             if mu != 0.0:
                 st = self._state(p)
                 buf = st.get("momentum_buffer")
                 if buf is None:
-                    buf = d.copy()
-                else:
-                    buf = mu * buf + (d if damp == 0.0 else (1 - damp) * d)
-                st["momentum_buffer"] = buf
-                d = d + mu * buf if group["nesterov"] else buf
-            _write(p, p.data, lr * d)
+                    buf = st["momentum_buffer"] = d.copy()
+                    d = foreach.nesterov_direction(d, buf, mu) if group["nesterov"] else buf
+                else:  # (the buffer is this optimizer's own array: updated in place)
+                    d = foreach.sgd_momentum(d, buf, mu, damp, group["nesterov"])
+            _write(p, p._data, lr * d)
 
+    def _flags(self, group: dict[str, Any]) -> tuple:
+        return (group["momentum"] != 0.0, group["dampening"] != 0.0, group["nesterov"],
+                group["weight_decay"] != 0.0, bool(group.get("maximize")))
 
-def _lerp_(start: np.ndarray, end: np.ndarray, weight: float) -> None:
-    """``torch.lerp`` into ``start``, in place, with its two formulas (the one chosen by
-    the weight keeps round-off small)."""
-    if abs(weight) < 0.5:
-        d = end - start
-        d *= weight
-        start += d
-    else:
-        d = end - start
-        d *= 1 - weight
-        np.subtract(end, d, out=start)
+    def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("momentum_buffer",) if group["momentum"] != 0.0 else ()
+
+    def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> None:
+        lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
+        d = b.G
+        if wd != 0.0:
+            d += np.multiply(b.gather_params(), wd, out=b.T)
+        if mu != 0.0:
+            d = foreach.sgd_momentum(d, b.state["momentum_buffer"], mu, group["dampening"],
+                                     group["nesterov"], b.T)
+        np.multiply(d, lr, out=b.S)
+        return None
 
 
 def _check_adam_group(opt: Optimizer, group: dict[str, Any]) -> None:
@@ -383,12 +451,15 @@ class Adam(Optimizer):
     eps = property(lambda self: self.param_groups[0]["eps"])
     weight_decay = property(lambda self: self.param_groups[0]["weight_decay"])
 
+    _counts = "shared"
+
+    @_in_program
     def step(self) -> None:
         for group, p, g in self._grads():
             lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             st = self._state(p)
             if not st:
-                st.update(step=0.0, exp_avg=np.zeros_like(p.data), exp_avg_sq=np.zeros_like(p.data))
+                st.update(step=0.0, exp_avg=np.zeros_like(p._data), exp_avg_sq=np.zeros_like(p._data))
             t = st["step"] = st["step"] + 1
             param = p._data
             if wd != 0.0:
@@ -397,22 +468,28 @@ class Adam(Optimizer):
                 else:
                     g = g + wd * param
             # m and v are this optimizer's own arrays (never shared), so they are updated
-            # in place (fewer temporaries per step), and so is the parameter. Each
-            # product is grouped as PyTorch's kernels group it (lerp: m + w * (g - m);
-            # addcmul: v + ((1 - b2) * g) * g; addcdiv: p - (step_size * m) / denom), so
-            # the float64 round-off is the same.
-            m, v = st["exp_avg"], st["exp_avg_sq"]
-            _lerp_(m, g, 1 - b1)
-            v *= b2
-            sq = g * (1 - b2)
-            sq *= g
-            v += sq
-            denom = np.sqrt(v)
-            denom /= (1 - b2 ** t) ** 0.5
-            denom += eps
-            step = m * (lr / (1 - b1 ** t))
-            step /= denom
+            # in place (fewer temporaries per step), and so is the parameter.
+            step = foreach.adam(st["exp_avg"], st["exp_avg_sq"], g, b1, b2, eps,
+                                lr / (1 - b1 ** t), (1 - b2 ** t) ** 0.5)
             _write(p, param, step)
+
+    def _flags(self, group: dict[str, Any]) -> tuple:
+        return (group["weight_decay"] != 0.0, bool(group.get("maximize")))
+
+    def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return ("exp_avg", "exp_avg_sq")
+
+    def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> float | None:
+        lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        factor = None
+        if wd != 0.0:
+            if self._decoupled:
+                factor = 1 - lr * wd
+            else:
+                b.G += np.multiply(b.gather_params(), wd, out=b.T)
+        foreach.adam(b.state["exp_avg"], b.state["exp_avg_sq"], b.G, b1, b2, eps,
+                     lr / (1 - b1 ** t), (1 - b2 ** t) ** 0.5, b.T, b.S)
+        return factor
 
 
 class AdamW(Adam):
@@ -468,32 +545,45 @@ class RMSprop(Optimizer):
         for k in ("alpha", "eps", "momentum", "weight_decay"):
             group[k] = _check("RMSprop", k, group[k], 0.0)
 
+    _counts = "each"
+
+    @_in_program
     def step(self) -> None:
         for group, p, g in self._grads():
             lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
             mu, wd, centered = group["momentum"], group["weight_decay"], group["centered"]
             st = self._state(p)
             if not st:
-                st.update(step=0.0, square_avg=np.zeros_like(p.data))
+                st.update(step=0.0, square_avg=np.zeros_like(p._data))
                 if mu > 0.0:
-                    st["momentum_buffer"] = np.zeros_like(p.data)
+                    st["momentum_buffer"] = np.zeros_like(p._data)
                 if centered:
-                    st["grad_avg"] = np.zeros_like(p.data)
+                    st["grad_avg"] = np.zeros_like(p._data)
             st["step"] += 1
             if wd != 0.0:
-                g = g + wd * p.data
-            s = st["square_avg"] = st["square_avg"] * alpha + ((1 - alpha) * g) * g
-            if centered:
-                a = st["grad_avg"]
-                _lerp_(a, g, 1 - alpha)
-                avg = np.sqrt(s - a * a) + eps
-            else:
-                avg = np.sqrt(s) + eps
-            if mu > 0.0:
-                buf = st["momentum_buffer"] = st["momentum_buffer"] * mu + g / avg
-                _write(p, p.data, lr * buf)
-            else:
-                _write(p, p.data, (lr * g) / avg)
+                g = g + wd * p._data
+            # (the state arrays are this optimizer's own: updated in place)
+            step = foreach.rmsprop(st["square_avg"], g, lr, alpha, eps,
+                                   st["grad_avg"] if centered else None,
+                                   st["momentum_buffer"] if mu > 0.0 else None, mu)
+            _write(p, p._data, step)
+
+    def _flags(self, group: dict[str, Any]) -> tuple:
+        return (group["centered"], group["momentum"] > 0.0, group["weight_decay"] != 0.0,
+                bool(group.get("maximize")))
+
+    def _state_names(self, group: dict[str, Any]) -> tuple[str, ...]:
+        return (("square_avg",) + (("grad_avg",) if group["centered"] else ())
+                + (("momentum_buffer",) if group["momentum"] > 0.0 else ()))
+
+    def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> None:
+        wd, mu, centered = group["weight_decay"], group["momentum"], group["centered"]
+        if wd != 0.0:
+            b.G += np.multiply(b.gather_params(), wd, out=b.T)
+        foreach.rmsprop(b.state["square_avg"], b.G, group["lr"], group["alpha"], group["eps"],
+                        b.state["grad_avg"] if centered else None,
+                        b.state["momentum_buffer"] if mu > 0.0 else None, mu, b.T, b.S)
+        return None
 
 
 class Adagrad(Optimizer):

@@ -1,0 +1,302 @@
+"""The update formulas as functions of arrays, and the optimizer inside a ``dg.compile``
+program.
+
+Each converted optimizer's arithmetic is one function of NumPy arrays here (``adam``,
+``sgd_momentum``, ``rmsprop``), with torch's order of operations. The eager ``step()``
+calls it once per parameter, on the parameter's own arrays; a compiled program calls it
+once per parameter group and dtype, on flat buffers that hold every parameter of the
+group end to end (``FlatUpdate``), as torch's ``foreach`` optimizers take all parameters
+at once. The formulas are elementwise, so one call on the flat buffer gives every element
+the same bits as the calls per parameter: compiled and eager agree bit for bit by
+construction.
+
+``FlatUpdate`` is what ``opt.step()`` becomes in a program (a ``_context.Update`` effect,
+lowered by ``capture.lowering.Builder.update``). Per replay it
+
+1. reads each parameter's gradient from the replay's held-back ``.grad`` writes (or the
+   ``.grad`` the step did not write), and each group's lr, betas, eps, ... afresh, so a
+   schedule that changes them between calls (or inside the step) keeps replaying;
+2. checks that the state is where it left it: the optimizer's state arrays are views of
+   its flat buffers (``opt.state[p]["exp_avg"]`` *is* a slice of one buffer). State
+   replaced since (``load_state_dict``, a recheck's rollback, another program) is copied
+   into the buffers and the views put back; state it cannot take over (a missing entry,
+   Adam's step counts differing within a group) or a gradient that is missing, of another
+   shape or dtype makes this call run the eager ``step()`` instead (a host step);
+3. gathers the gradients into the flat buffer (one copy per parameter), runs the formula
+   once per buffer, and writes each parameter in place (``p - step``, its version bumped
+   per parameter as torch does). Parameters keep their own arrays (``p.data`` is
+   unchanged, a ``from_numpy`` parameter keeps sharing its array).
+
+What decides the program's shape (which options are 0, ``nesterov``, ``centered``,
+``maximize``, the parameters of each group) is guarded (``Optimizer._structure``): a
+change records again.
+
+>>> import numpy as np
+>>> m, v = np.zeros(2), np.zeros(2)
+>>> adam(m, v, np.array([1.0, -2.0]), 0.9, 0.999, 1e-8, 0.1 / (1 - 0.9), (1 - 0.999) ** 0.5)
+array([ 0.1, -0.1])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_MISSING = object()
+
+
+def lerp_(start: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray | None = None) -> None:
+    """``torch.lerp`` into ``start``, in place, with its two formulas (the one chosen by
+    the weight keeps round-off small); ``tmp``, if given, holds the difference.
+
+    >>> a = np.zeros(2); lerp_(a, np.ones(2), 0.25); a
+    array([0.25, 0.25])
+    """
+    d = np.subtract(end, start, out=tmp)
+    if abs(weight) < 0.5:
+        d *= weight
+        start += d
+    else:
+        d *= 1 - weight
+        np.subtract(end, d, out=start)
+
+
+def adam(m: np.ndarray, v: np.ndarray, g: np.ndarray, b1: float, b2: float, eps: float,
+         step_size: float, root_bc2: float, tmp: np.ndarray | None = None,
+         out: np.ndarray | None = None) -> np.ndarray:
+    """Adam's moments updated in place and its step returned: ``m = lerp(m, g, 1 - b1)``,
+    ``v = b2 * v + ((1 - b2) * g) * g``, ``step = (step_size * m) / (sqrt(v) / root_bc2 +
+    eps)`` (``step_size = lr / (1 - b1**t)``, ``root_bc2 = (1 - b2**t) ** 0.5``), each
+    product grouped as PyTorch's kernels group it (lerp, addcmul, addcdiv).
+
+    >>> m, v = np.zeros(1), np.zeros(1)
+    >>> adam(m, v, np.array([2.0]), 0.9, 0.999, 0.0, 1.0 / 0.1, 0.001 ** 0.5)
+    array([1.])
+    """
+    lerp_(m, g, 1 - b1, tmp)
+    v *= b2
+    sq = np.multiply(g, 1 - b2, out=tmp)
+    sq *= g
+    v += sq
+    denom = np.sqrt(v, out=tmp)
+    denom /= root_bc2
+    denom += eps
+    step = np.multiply(m, step_size, out=out)
+    step /= denom
+    return step
+
+
+def sgd_momentum(d: np.ndarray, buf: np.ndarray, mu: float, damp: float, nesterov: bool,
+                 tmp: np.ndarray | None = None) -> np.ndarray:
+    """SGD's momentum buffer updated in place, ``buf = mu * buf + (1 - damp) * d``, and
+    the direction returned: ``d + mu * buf`` with ``nesterov``, else ``buf``.
+
+    >>> buf = np.ones(1); sgd_momentum(np.array([2.0]), buf, 0.5, 0.0, False), buf
+    (array([2.5]), array([2.5]))
+    """
+    buf *= mu
+    buf += d if damp == 0.0 else np.multiply(d, 1 - damp, out=tmp)
+    return nesterov_direction(d, buf, mu, tmp) if nesterov else buf
+
+
+def nesterov_direction(d: np.ndarray, buf: np.ndarray, mu: float,
+                       tmp: np.ndarray | None = None) -> np.ndarray:
+    """``d + mu * buf``."""
+    t = np.multiply(buf, mu, out=tmp)
+    return np.add(d, t, out=t)
+
+
+def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
+            a: np.ndarray | None = None, buf: np.ndarray | None = None, mu: float = 0.0,
+            tmp: np.ndarray | None = None, out: np.ndarray | None = None) -> np.ndarray:
+    """RMSprop's state updated in place and its step returned: ``s = alpha * s + ((1 -
+    alpha) * g) * g``; with ``a`` (centered) ``a = lerp(a, g, 1 - alpha)`` and ``avg =
+    sqrt(s - a * a) + eps``, else ``avg = sqrt(s) + eps``; with ``buf`` (momentum) ``buf =
+    mu * buf + g / avg`` and the step ``lr * buf``, else ``(lr * g) / avg``.
+
+    >>> rmsprop(np.zeros(1), np.array([2.0]), 0.01, 0.99, 0.0)
+    array([0.1])
+    """
+    s *= alpha
+    sq = np.multiply(g, 1 - alpha, out=tmp)
+    sq *= g
+    s += sq
+    if a is not None:
+        lerp_(a, g, 1 - alpha, tmp)
+        avg = np.multiply(a, a, out=tmp)
+        np.subtract(s, avg, out=avg)
+        np.sqrt(avg, out=avg)
+    else:
+        avg = np.sqrt(s, out=tmp)
+    avg += eps
+    if buf is not None:
+        buf *= mu
+        buf += np.divide(g, avg, out=avg)
+        return np.multiply(buf, lr, out=out)
+    step = np.multiply(g, lr, out=out)
+    step /= avg
+    return step
+
+
+class Bucket:
+    """The parameters of one group and one dtype that have a gradient: flat buffers for
+    the gradients (``G``), the parameters (``P``, when a formula reads them), two
+    temporaries (``T``, ``S``: the step) and each state array (``state[name]``), and the
+    per-parameter views of each."""
+
+    def __init__(self, group: dict, params: list, names: tuple[str, ...], dtype: np.dtype) -> None:
+        self.group, self.params, self.names, self.dtype = group, params, names, dtype
+        self.shapes = [p._data.shape for p in params]
+        n = sum(p._data.size for p in params)
+        self.G, self.P, self.T, self.S = (np.empty(n, dtype) for _ in range(4))
+        self.state = {k: np.zeros(n, dtype) for k in names}
+        self.gv, self.pv, self.tv, self.sv = (self.views(a) for a in (self.G, self.P, self.T, self.S))
+        self.homes = [self.views(self.state[k]) for k in names]
+
+    def views(self, flat: np.ndarray) -> list[np.ndarray]:
+        out, o = [], 0
+        for shape in self.shapes:
+            k = int(np.prod(shape, dtype=np.int64))
+            out.append(flat[o:o + k].reshape(shape))
+            o += k
+        return out
+
+    def gather_params(self) -> np.ndarray:
+        for v, p in zip(self.pv, self.params):
+            np.copyto(v, p._data)
+        return self.P
+
+
+class FlatUpdate:
+    """One optimizer's ``step()`` inside a compiled program (see the module docstring).
+    ``prepare(pending)`` returns the gradients (None: run the eager step instead),
+    ``save(replay)`` snapshots what ``run`` writes, ``run(grads)`` updates in place."""
+
+    def __init__(self, opt: Any, buckets: list[Bucket], write: Any) -> None:
+        self.opt, self.buckets, self._write = opt, buckets, write
+        # "shared": one step count per bucket (Adam's bias corrections read it); "each": a
+        # count per parameter (RMSprop); None: no count (SGD)
+        self.counts = opt._counts
+        self.stateless = all(not b.names for b in buckets) and self.counts is None
+
+    @classmethod
+    def plan(cls, opt: Any, grads: list, write: Any) -> "FlatUpdate | None":
+        """The plan for ``opt``, whose parameters had the gradients ``grads`` (Tensors or
+        None, in group order) when the recording stepped it; None when its parameters
+        cannot share flat buffers (a gradient of another dtype or shape, a non-float dtype,
+        two parameters sharing memory)."""
+        buckets = []
+        it = iter(grads)
+        roots: set[int] = set()
+        for group in opt.param_groups:
+            names = opt._state_names(group)
+            by_dtype: dict = {}
+            for p in group["params"]:
+                g = next(it)
+                if g is None:
+                    continue
+                d, gd = p._data, g._data
+                if gd.shape != d.shape or gd.dtype != d.dtype or d.dtype.kind != "f":
+                    return None
+                root = d
+                while isinstance(root.base, np.ndarray):
+                    root = root.base
+                if id(root) in roots:
+                    return None
+                roots.add(id(root))
+                by_dtype.setdefault(d.dtype, []).append(p)
+            buckets += [Bucket(group, ps, names, dt) for dt, ps in by_dtype.items()]
+        return cls(opt, buckets, write)
+
+    def prepare(self, pending: dict) -> list | None:
+        """Each bucket's gradient arrays, once the state is in the buckets' views; None
+        when this call must run the eager step."""
+        state = self.opt.state
+        out = []
+        for b in self.buckets:
+            grads = []
+            for p, shape in zip(b.params, b.shapes):
+                t = pending.get(p, _MISSING)
+                if t is _MISSING:
+                    t = p._grad
+                if t is None:
+                    return None
+                d = t._data
+                if d.shape != shape or d.dtype != b.dtype:
+                    return None
+                grads.append(d)
+            out.append(grads)
+            if self.stateless:
+                continue
+            step = _MISSING
+            for i, p in enumerate(b.params):
+                st = state.get(p)
+                if st is None:
+                    return None
+                if self.counts is not None:
+                    t = st.get("step")
+                    if t is None:
+                        return None
+                if self.counts == "shared":
+                    if step is _MISSING:
+                        step = t
+                    elif t != step:
+                        return None
+                for name, homes in zip(b.names, b.homes):
+                    arr = st.get(name)
+                    if arr is not homes[i]:
+                        if arr is None or np.shape(arr) != b.shapes[i]:
+                            return None
+                        np.copyto(homes[i], arr)  # taken over: the same values, in the buffer
+                        st[name] = homes[i]
+        return out
+
+    def save(self, replay: Any) -> None:
+        """Snapshot what ``run`` changes into the replay's undo lists (a later failure in
+        the replay puts it back): parameter values, the flat state, the state entries."""
+        opt = self.opt
+        state = opt.state
+        entries = [(p, state[p], dict(state[p])) for b in self.buckets for p in b.params if p in state]
+
+        def restore() -> None:
+            opt.state = state
+            for p, st, saved in entries:
+                st.clear()
+                st.update(saved)
+                state[p] = st
+        if replay.snapshots is None:
+            replay.snapshots = []
+        replay.snapshots.append(restore)
+        for b in self.buckets:
+            for arr in b.state.values():
+                replay.copies.append((arr, arr.copy()))
+            for p in b.params:
+                d = p._data
+                replay.undo.append((p, d))
+                replay.copies.append((d, d.copy()))
+
+    def run(self, grads: list) -> None:
+        opt, write = self.opt, self._write
+        state = opt.state
+        for b, gs in zip(self.buckets, grads):
+            for v, g in zip(b.gv, gs):
+                np.copyto(v, g)
+            group = b.group
+            if group.get("maximize"):
+                np.negative(b.G, out=b.G)
+            counts = self.counts
+            t = state[b.params[0]]["step"] + 1 if counts == "shared" else None
+            factor = opt._flat_step(group, b, t)  # the step is in b.S
+            if factor is None:
+                for p, s in zip(b.params, b.sv):
+                    write(p, p._data, s)
+            else:
+                for p, s, tv in zip(b.params, b.sv, b.tv):
+                    write(p, np.multiply(p._data, factor, out=tv), s)
+            if counts == "shared":
+                for p in b.params:
+                    state[p]["step"] = t
+            elif counts == "each":
+                for p in b.params:
+                    state[p]["step"] += 1
