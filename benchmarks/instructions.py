@@ -37,6 +37,21 @@ def step():
     opt.step()
 """
 
+# The same step through dg.compile (recorded by the RUNNER's first step() call, so the
+# counted steps are replays); runs on any revision that has dg.compile.
+COMPILED_MLP_STEP = """
+X, y = dg.tensor(rng.standard_normal(({batch}, {nin}))), rng.integers(0, {sizes[2]}, {batch})
+model = dg.nn.MLP({nin}, {sizes}, rng=0)
+opt = dg.optim.Adam(model.parameters(), lr=1e-3)
+def train(X, y):
+    model.zero_grad()
+    F.cross_entropy(model(X), y).backward()
+    opt.step()
+fast = dg.compile(train)
+def step():
+    fast(X, y)
+"""
+
 # A workload is a step() defined on `dg` and `F`; the ones the benchmark table times.
 WORKLOADS = {
     "per-op (100 ops + backward, (4,4))": """
@@ -50,6 +65,10 @@ def step():
 """,
     "digits step (MLP(64,[64,32,10]) + Adam, batch 64)": MLP_STEP.format(nin=64, sizes=[64, 32, 10], batch=64),
     "spiral step (MLP(2,[64,64,2]) + Adam, batch 100)": MLP_STEP.format(nin=2, sizes=[64, 64, 2], batch=100),
+    "compiled digits step (dg.compile of the above)":
+        COMPILED_MLP_STEP.format(nin=64, sizes=[64, 32, 10], batch=64),
+    "compiled spiral step (dg.compile of the above)":
+        COMPILED_MLP_STEP.format(nin=2, sizes=[64, 64, 2], batch=100),
     "chain (500 muls + backward)": """
 a = dg.tensor(rng.standard_normal((4, 4)), requires_grad=True)
 def step():
@@ -99,6 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base", required=True, help="git revision to compare the working tree with")
     parser.add_argument("--steps", type=int, default=100, help="extra steps counted (default 100)")
+    parser.add_argument("--only", default="", help="count only the workloads whose name contains this")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp) / "base"
@@ -107,6 +127,8 @@ def main() -> None:
         try:
             print(f"{'workload':52} {'base':>14} {'working tree':>14} {'change':>8}")
             for name, body in WORKLOADS.items():
+                if args.only not in name:
+                    continue
                 old = per_step(base, body, 2, args.steps)
                 new = per_step(ROOT, body, 2, args.steps)
                 print(f"{name:52} {old:14,.0f} {new:14,.0f} {new / old - 1:+8.2%}")

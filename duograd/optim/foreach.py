@@ -43,6 +43,8 @@ from typing import Any
 
 import numpy as np
 
+from ..autograd import bump
+
 _MISSING = object()
 
 
@@ -216,6 +218,7 @@ class FlatUpdate:
         out = []
         for b in self.buckets:
             grads = []
+            dt = b.dtype
             for p, shape in zip(b.params, b.shapes):
                 t = pending.get(p, _MISSING)
                 if t is _MISSING:
@@ -223,7 +226,7 @@ class FlatUpdate:
                 if t is None:
                     return None
                 d = t._data
-                if d.shape != shape or d.dtype != b.dtype:
+                if d.shape != shape or (d.dtype is not dt and d.dtype != dt):
                     return None
                 grads.append(d)
             out.append(grads)
@@ -278,19 +281,24 @@ class FlatUpdate:
 
     def run(self, grads: list) -> None:
         opt, write = self.opt, self._write
-        state = opt.state
+        state, counts = opt.state, self.counts
         for b, gs in zip(self.buckets, grads):
             for v, g in zip(b.gv, gs):
                 np.copyto(v, g)
             group = b.group
             if group.get("maximize"):
                 np.negative(b.G, out=b.G)
-            counts = self.counts
             t = state[b.params[0]]["step"] + 1 if counts == "shared" else None
             factor = opt._flat_step(group, b, t)  # the step is in b.S
             if factor is None:
                 for p, s in zip(b.params, b.sv):
-                    write(p, p._data, s)
+                    d = p._data
+                    try:  # (what _write does, without its check of the flags)
+                        np.subtract(d, s, out=d)
+                    except ValueError:  # a read-only array: replaced
+                        write(p, d, s)
+                        continue
+                    bump(p)
             else:
                 for p, s, tv in zip(b.params, b.sv, b.tv):
                     write(p, np.multiply(p._data, factor, out=tv), s)
