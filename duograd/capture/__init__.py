@@ -31,12 +31,26 @@ What the recording holds besides primitive calls, and how a replay treats it:
   from the same generator, so a replayed training run matches the eager one.
 - **Effects** are replayed in order: gradients accumulated into ``.grad``, ``.grad``
   assignments (``zero_grad``), writes (``inplace.write``'s in-place operations and ``t.data =``
-  of values the primitives computed: a ``recording.Write``), and host steps (``opt.step()``, a scheduler's step,
-  ``clip_grad_norm_``: ``autograd.host``) called again. Writes to ``.grad`` are held back
-  until the end or until a host step runs, so a replay that fails part-way leaves every
-  ``.grad`` and parameter as it was (after a host step has run, parameters, gradients and
-  optimizer state are restored from a snapshot). Each effect is a record type of
-  ``duograd._context`` (``Accumulate``, ``SetGrad``, ``Derive``, ``Draw``, ``Host``).
+  of values the primitives computed: a ``recording.Write``), optimizer updates, and host
+  steps (a scheduler's step, ``clip_grad_norm_``, the optimizers not listed below:
+  ``autograd.host``) called again. Writes to ``.grad`` are held back until the end or
+  until a host step runs, so a replay that fails part-way leaves every ``.grad`` and
+  parameter as it was (after a host step has run, parameters, gradients and optimizer
+  state are restored from a snapshot). Each effect is a record type of
+  ``duograd._context`` (``Accumulate``, ``SetGrad``, ``Derive``, ``Draw``, ``Host``,
+  ``Update``).
+- **Optimizer updates** (``opt.step()`` of ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``: an
+  ``Update``) are kernels of the program, not host steps: one instruction that updates
+  every parameter in place with the optimizer's formula run once per group on flat
+  buffers (``optim.foreach``, the same function the eager step runs per parameter, so
+  the bits are the same). It reads the gradients from the held-back ``.grad`` writes
+  (nothing is committed early) and each group's lr and other numbers afresh, so a
+  scheduler's step between calls or inside ``fn`` is seen without a new recording; the
+  options that shape the update are guarded (a change records again). Only when
+  something after it can fail does it snapshot what it writes (parameter values, its
+  state buffers and step counts). State replaced between calls (``load_state_dict``) is
+  taken over; a call that finds a ``.grad`` or a state entry missing runs the eager
+  ``step()`` instead, as a host step.
 
 Signatures and guards: one program per signature, the types, shapes, dtypes, layouts (and
 ``requires_grad``) of the array arguments, which of them are the same array, the other

@@ -375,11 +375,16 @@ class SGD(Optimizer):
 
     @_in_program
     def step(self) -> None:
+        state, last = self.state, None
         for group, p, g in self._grads():
-            lr, mu, wd, damp = group["lr"], group["momentum"], group["weight_decay"], group["dampening"]
+            if group is not last:  # (the group's options, read once per group)
+                last, lr, mu, wd, damp = (group, group["lr"], group["momentum"],
+                                          group["weight_decay"], group["dampening"])
             d = g + wd * p._data if wd != 0.0 else g
             if mu != 0.0:
-                st = self._state(p)
+                st = state.get(p)
+                if st is None:
+                    st = state[p] = {}
                 buf = st.get("momentum_buffer")
                 if buf is None:
                     buf = st["momentum_buffer"] = d.copy()
@@ -455,11 +460,15 @@ class Adam(Optimizer):
 
     @_in_program
     def step(self) -> None:
+        state, last = self.state, None
         for group, p, g in self._grads():
-            lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-            st = self._state(p)
+            if group is not last:  # (the group's options, read once per group)
+                last, lr, (b1, b2), eps, wd = (group, group["lr"], group["betas"], group["eps"],
+                                               group["weight_decay"])
+            st = state.get(p)
             if not st:
-                st.update(step=0.0, exp_avg=np.zeros_like(p._data), exp_avg_sq=np.zeros_like(p._data))
+                st = state[p] = dict(step=0.0, exp_avg=np.zeros_like(p._data),
+                                     exp_avg_sq=np.zeros_like(p._data))
             t = st["step"] = st["step"] + 1
             param = p._data
             if wd != 0.0:
@@ -549,12 +558,14 @@ class RMSprop(Optimizer):
 
     @_in_program
     def step(self) -> None:
+        state, last = self.state, None
         for group, p, g in self._grads():
-            lr, alpha, eps = group["lr"], group["alpha"], group["eps"]
-            mu, wd, centered = group["momentum"], group["weight_decay"], group["centered"]
-            st = self._state(p)
+            if group is not last:  # (the group's options, read once per group)
+                last, lr, alpha, eps = group, group["lr"], group["alpha"], group["eps"]
+                mu, wd, centered = group["momentum"], group["weight_decay"], group["centered"]
+            st = state.get(p)
             if not st:
-                st.update(step=0.0, square_avg=np.zeros_like(p._data))
+                st = state[p] = dict(step=0.0, square_avg=np.zeros_like(p._data))
                 if mu > 0.0:
                     st["momentum_buffer"] = np.zeros_like(p._data)
                 if centered:

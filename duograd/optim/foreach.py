@@ -46,6 +46,9 @@ import numpy as np
 from ..autograd import bump
 
 _MISSING = object()
+# (module-level names and positional ``out``: the eager step calls these per parameter,
+# and this spelling costs no more than the operators)
+_add, _sub, _mul, _div, _sqrt = np.add, np.subtract, np.multiply, np.divide, np.sqrt
 
 
 def lerp_(start: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray | None = None) -> None:
@@ -55,13 +58,13 @@ def lerp_(start: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray | N
     >>> a = np.zeros(2); lerp_(a, np.ones(2), 0.25); a
     array([0.25, 0.25])
     """
-    d = np.subtract(end, start, out=tmp)
+    d = _sub(end, start, tmp)
     if abs(weight) < 0.5:
         d *= weight
         start += d
     else:
         d *= 1 - weight
-        np.subtract(end, d, out=start)
+        _sub(end, d, start)
 
 
 def adam(m: np.ndarray, v: np.ndarray, g: np.ndarray, b1: float, b2: float, eps: float,
@@ -78,13 +81,13 @@ def adam(m: np.ndarray, v: np.ndarray, g: np.ndarray, b1: float, b2: float, eps:
     """
     lerp_(m, g, 1 - b1, tmp)
     v *= b2
-    sq = np.multiply(g, 1 - b2, out=tmp)
+    sq = _mul(g, 1 - b2, tmp)
     sq *= g
     v += sq
-    denom = np.sqrt(v, out=tmp)
+    denom = _sqrt(v, tmp)
     denom /= root_bc2
     denom += eps
-    step = np.multiply(m, step_size, out=out)
+    step = _mul(m, step_size, out)
     step /= denom
     return step
 
@@ -98,15 +101,15 @@ def sgd_momentum(d: np.ndarray, buf: np.ndarray, mu: float, damp: float, nestero
     (array([2.5]), array([2.5]))
     """
     buf *= mu
-    buf += d if damp == 0.0 else np.multiply(d, 1 - damp, out=tmp)
+    buf += d if damp == 0.0 else _mul(d, 1 - damp, tmp)
     return nesterov_direction(d, buf, mu, tmp) if nesterov else buf
 
 
 def nesterov_direction(d: np.ndarray, buf: np.ndarray, mu: float,
                        tmp: np.ndarray | None = None) -> np.ndarray:
     """``d + mu * buf``."""
-    t = np.multiply(buf, mu, out=tmp)
-    return np.add(d, t, out=t)
+    t = _mul(buf, mu, tmp)
+    return _add(d, t, t)
 
 
 def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
@@ -121,22 +124,22 @@ def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
     array([0.1])
     """
     s *= alpha
-    sq = np.multiply(g, 1 - alpha, out=tmp)
+    sq = _mul(g, 1 - alpha, tmp)
     sq *= g
     s += sq
     if a is not None:
         lerp_(a, g, 1 - alpha, tmp)
-        avg = np.multiply(a, a, out=tmp)
-        np.subtract(s, avg, out=avg)
-        np.sqrt(avg, out=avg)
+        avg = _mul(a, a, tmp)
+        _sub(s, avg, avg)
+        _sqrt(avg, avg)
     else:
-        avg = np.sqrt(s, out=tmp)
+        avg = _sqrt(s, tmp)
     avg += eps
     if buf is not None:
         buf *= mu
-        buf += np.divide(g, avg, out=avg)
-        return np.multiply(buf, lr, out=out)
-    step = np.multiply(g, lr, out=out)
+        buf += _div(g, avg, avg)
+        return _mul(buf, lr, out)
+    step = _mul(g, lr, out)
     step /= avg
     return step
 
@@ -147,8 +150,9 @@ class Bucket:
     temporaries (``T``, ``S``: the step) and each state array (``state[name]``), and the
     per-parameter views of each."""
 
-    def __init__(self, group: dict, params: list, names: tuple[str, ...], dtype: np.dtype) -> None:
-        self.group, self.params, self.names, self.dtype = group, params, names, dtype
+    def __init__(self, index: int, params: list, names: tuple[str, ...], dtype: np.dtype) -> None:
+        # (the group by its index: a rollback or load_state_dict may replace the dicts)
+        self.index, self.params, self.names, self.dtype = index, params, names, dtype
         self.shapes = [p._data.shape for p in params]
         n = sum(p._data.size for p in params)
         self.G, self.P, self.T, self.S = (np.empty(n, dtype) for _ in range(4))
@@ -191,7 +195,7 @@ class FlatUpdate:
         buckets = []
         it = iter(grads)
         roots: set[int] = set()
-        for group in opt.param_groups:
+        for index, group in enumerate(opt.param_groups):
             names = opt._state_names(group)
             by_dtype: dict = {}
             for p in group["params"]:
@@ -208,7 +212,7 @@ class FlatUpdate:
                     return None
                 roots.add(id(root))
                 by_dtype.setdefault(d.dtype, []).append(p)
-            buckets += [Bucket(group, ps, names, dt) for dt, ps in by_dtype.items()]
+            buckets += [Bucket(index, ps, names, dt) for dt, ps in by_dtype.items()]
         return cls(opt, buckets, write)
 
     def prepare(self, pending: dict) -> list | None:
@@ -281,11 +285,11 @@ class FlatUpdate:
 
     def run(self, grads: list) -> None:
         opt, write = self.opt, self._write
-        state, counts = opt.state, self.counts
+        state, counts, groups = opt.state, self.counts, opt.param_groups
         for b, gs in zip(self.buckets, grads):
             for v, g in zip(b.gv, gs):
                 np.copyto(v, g)
-            group = b.group
+            group = groups[b.index]
             if group.get("maximize"):
                 np.negative(b.G, out=b.G)
             t = state[b.params[0]]["step"] + 1 if counts == "shared" else None

@@ -222,6 +222,56 @@ def test_a_replay_failing_after_the_update_rolls_everything_back(name):
     assert fast.traces == 1
 
 
+def test_a_failure_after_the_update_and_a_schedule_inside_the_step_rolls_back_both():
+    twins = []
+    for _ in range(2):
+        model = nn.MLP(3, [5, 4], rng=0)
+        opt = optim.Adam(model.parameters(), lr=0.05)
+        sched = lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+        def step(X, y, y_after, model=model, opt=opt, sched=sched):
+            opt.zero_grad()
+            F.cross_entropy(model(X), y).backward()
+            opt.step()
+            sched.step()
+            return F.cross_entropy(model(X), y_after)
+        twins.append((model, opt, step))
+    (m1, o1, eager), (m2, o2, step) = twins
+    fast = dg.compile(step)
+    data = _data(7)
+    for X, y in data[:3]:
+        _same(_np(eager(dg.tensor(X), y, y)), _np(fast(X, y, y.copy())))
+    before = _snap(m2, o2)
+    with pytest.raises((IndexError, ValueError)):
+        fast(data[3][0], data[3][1], np.array([0, 1, 2, 3, 9, 0]))
+    _same_snap(before, _snap(m2, o2))
+    for X, y in data[4:]:
+        _same(_np(eager(dg.tensor(X), y, y)), _np(fast(X, y, y.copy())))
+        _same_snap(_snap(m1, o1), _snap(m2, o2))
+    assert fast.traces == 1
+
+
+def test_two_steps_of_one_optimizer_in_one_compiled_step():
+    twins = []
+    for _ in range(2):
+        model = nn.MLP(3, [5, 4], rng=0)
+        opt = optim.RMSprop(model.parameters(), lr=0.01, momentum=0.5)
+
+        def step(X, y, model=model, opt=opt):
+            for _ in range(2):
+                opt.zero_grad()
+                F.cross_entropy(model(X), y).backward()
+                opt.step()
+        twins.append((model, opt, step))
+    (m1, o1, eager), (m2, o2, step) = twins
+    fast = dg.compile(step)
+    for X, y in _data(6):
+        eager(dg.tensor(X), y)
+        fast(X, y)
+        _same_snap(_snap(m1, o1), _snap(m2, o2))
+    assert [r for r, _ in _roles(fast)] == ["update", "update"]
+
+
 def test_state_loaded_between_calls_is_taken_over():
     saved = {}
 
