@@ -39,6 +39,7 @@ array([ 0.1, -0.1])
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -146,32 +147,40 @@ def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
 
 class Bucket:
     """The parameters of one group and one dtype that have a gradient: flat buffers for
-    the gradients (``G``), the parameters (``P``, when a formula reads them), two
-    temporaries (``T``, ``S``: the step) and each state array (``state[name]``), and the
-    per-parameter views of each."""
+    the gradients (``G``), two temporaries (``T``, ``S``: the step), each state array
+    (``state[name]``) and the parameters (made when a formula reads them:
+    ``gather_params``), and the per-parameter views of each."""
 
     def __init__(self, index: int, params: list, names: tuple[str, ...], dtype: np.dtype) -> None:
         # (the group by its index: a rollback or load_state_dict may replace the dicts)
         self.index, self.params, self.names, self.dtype = index, params, names, dtype
         self.shapes = [p._data.shape for p in params]
-        n = sum(p._data.size for p in params)
-        self.G, self.P, self.T, self.S = (np.empty(n, dtype) for _ in range(4))
-        self.state = {k: np.zeros(n, dtype) for k in names}
-        self.gv, self.pv, self.tv, self.sv = (self.views(a) for a in (self.G, self.P, self.T, self.S))
+        self.spans, o = [], 0
+        for p in params:
+            self.spans.append((o, o + p._data.size))
+            o += p._data.size
+        self.G, self.T, self.S = np.empty(o, dtype), np.empty(o, dtype), np.empty(o, dtype)
+        self.state = {k: np.empty(o, dtype) for k in names}  # (filled when taken over)
+        self.gv, self.sv = self.views(self.G), self.views(self.S)
         self.homes = [self.views(self.state[k]) for k in names]
 
     def views(self, flat: np.ndarray) -> list[np.ndarray]:
-        out, o = [], 0
-        for shape in self.shapes:
-            k = int(np.prod(shape, dtype=np.int64))
-            out.append(flat[o:o + k].reshape(shape))
-            o += k
-        return out
+        return [flat[a:b].reshape(shape) for (a, b), shape in zip(self.spans, self.shapes)]
+
+    @functools.cached_property
+    def tv(self) -> list[np.ndarray]:
+        return self.views(self.T)
+
+    @functools.cached_property
+    def pv(self) -> tuple[np.ndarray, list[np.ndarray]]:
+        P = np.empty(self.G.size, self.dtype)
+        return P, self.views(P)
 
     def gather_params(self) -> np.ndarray:
-        for v, p in zip(self.pv, self.params):
+        P, views = self.pv
+        for v, p in zip(views, self.params):
             np.copyto(v, p._data)
-        return self.P
+        return P
 
 
 class FlatUpdate:
@@ -179,12 +188,15 @@ class FlatUpdate:
     ``prepare(pending)`` returns the gradients (None: run the eager step instead),
     ``save(replay)`` snapshots what ``run`` writes, ``run(grads)`` updates in place."""
 
-    def __init__(self, opt: Any, buckets: list[Bucket], write: Any) -> None:
-        self.opt, self.buckets, self._write = opt, buckets, write
+    def __init__(self, opt: Any, specs: list[tuple], write: Any) -> None:
+        # the buckets' (group index, parameters, state names, dtype); their buffers are
+        # made at the first replay (the recording call does not pay for them)
+        self.opt, self.specs, self._write = opt, specs, write
+        self.buckets: list[Bucket] = []
         # "shared": one step count per bucket (Adam's bias corrections read it); "each": a
         # count per parameter (RMSprop); None: no count (SGD)
         self.counts = opt._counts
-        self.stateless = all(not b.names for b in buckets) and self.counts is None
+        self.stateless = all(not names for _, _, names, _ in specs) and self.counts is None
 
     @classmethod
     def plan(cls, opt: Any, grads: list, write: Any) -> "FlatUpdate | None":
@@ -212,13 +224,15 @@ class FlatUpdate:
                     return None
                 roots.add(id(root))
                 by_dtype.setdefault(d.dtype, []).append(p)
-            buckets += [Bucket(index, ps, names, dt) for dt, ps in by_dtype.items()]
+            buckets += [(index, ps, names, dt) for dt, ps in by_dtype.items()]
         return cls(opt, buckets, write)
 
     def prepare(self, pending: dict) -> list | None:
         """Each bucket's gradient arrays, once the state is in the buckets' views; None
         when this call must run the eager step."""
         state = self.opt.state
+        if not self.buckets and self.specs:
+            self.buckets = [Bucket(*spec) for spec in self.specs]
         out = []
         for b in self.buckets:
             grads = []
