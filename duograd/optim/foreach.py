@@ -188,11 +188,12 @@ class FlatUpdate:
     ``prepare(pending)`` returns the gradients (None: run the eager step instead),
     ``save(replay)`` snapshots what ``run`` writes, ``run(grads)`` updates in place."""
 
-    def __init__(self, opt: Any, specs: list[tuple], write: Any) -> None:
+    def __init__(self, opt: Any, specs: list[tuple], write: Any, absent: list) -> None:
         # the buckets' (group index, parameters, state names, dtype); their buffers are
         # made at the first replay (the recording call does not pay for them)
         self.opt, self.specs, self._write = opt, specs, write
         self.buckets: list[Bucket] = []
+        self.absent = absent  # the parameters that had no gradient (and must have none)
         # "shared": one step count per bucket (Adam's bias corrections read it); "each": a
         # count per parameter (RMSprop); None: no count (SGD)
         self.counts = opt._counts
@@ -204,7 +205,7 @@ class FlatUpdate:
         None, in group order) when the recording stepped it; None when its parameters
         cannot share flat buffers (a gradient of another dtype or shape, a non-float dtype,
         two parameters sharing memory)."""
-        buckets = []
+        buckets, absent = [], []
         it = iter(grads)
         roots: set[int] = set()
         for index, group in enumerate(opt.param_groups):
@@ -213,6 +214,7 @@ class FlatUpdate:
             for p in group["params"]:
                 g = next(it)
                 if g is None:
+                    absent.append(p)
                     continue
                 d, gd = p._data, g._data
                 if gd.shape != d.shape or gd.dtype != d.dtype or d.dtype.kind != "f":
@@ -225,7 +227,7 @@ class FlatUpdate:
                 roots.add(id(root))
                 by_dtype.setdefault(d.dtype, []).append(p)
             buckets += [(index, ps, names, dt) for dt, ps in by_dtype.items()]
-        return cls(opt, buckets, write)
+        return cls(opt, buckets, write, absent)
 
     def prepare(self, pending: dict) -> list | None:
         """Each bucket's gradient arrays, once the state is in the buckets' views; None
@@ -233,6 +235,10 @@ class FlatUpdate:
         state = self.opt.state
         if not self.buckets and self.specs:
             self.buckets = [Bucket(*spec) for spec in self.specs]
+        for p in self.absent:
+            t = pending.get(p, _MISSING)
+            if (p._grad if t is _MISSING else t) is not None:
+                return None
         out = []
         for b in self.buckets:
             grads = []

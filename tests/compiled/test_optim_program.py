@@ -298,7 +298,8 @@ def test_eager_steps_between_compiled_calls_share_the_state():
 
 def test_gradients_set_outside_the_step_and_a_missing_one():
     """The step reads .grad it did not write: a missing gradient skips that parameter,
-    as eagerly (the call runs the eager step)."""
+    and one that the recording did not see is used, as eagerly (such a call runs the
+    eager step)."""
     twins = []
     for _ in range(2):
         model = nn.Linear(3, 2, rng=0)
@@ -311,11 +312,31 @@ def test_gradients_set_outside_the_step_and_a_missing_one():
         gw, gb = rng.standard_normal((2, 3)), rng.standard_normal(2)
         for m in (m1, m2):
             m.weight.grad = dg.tensor(gw)
-            m.bias.grad = None if i == 4 else dg.tensor(gb)
+            m.bias.grad = None if i in (0, 4) else dg.tensor(gb)  # none when recorded, too
         eager()
         fast()
         _same_snap(_snap(m1, o1), _snap(m2, o2))
     assert fast.traces == 1
+
+
+def test_an_optimizer_of_an_argument_tensor_stays_a_host_step():
+    twins = []
+    for _ in range(2):
+        w = dg.tensor([1.0, -2.0], requires_grad=True)
+        opt = optim.SGD([w], lr=0.1, momentum=0.9)
+
+        def step(w, opt=opt):
+            opt.zero_grad()
+            (w * w).sum().backward()
+            opt.step()
+        twins.append((w, opt, step))
+    (w1, _, eager), (w2, _, step) = twins
+    fast = dg.compile(step)
+    for _ in range(4):
+        eager(w1)
+        fast(w2)
+        _same(w1.data, w2.data)
+    assert [r for r, _ in _roles(fast)] == ["host"]
 
 
 def test_a_parameter_shared_with_numpy_keeps_sharing_its_array():
