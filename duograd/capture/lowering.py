@@ -282,8 +282,7 @@ class Builder:
         snapshot = [False]  # set by the passes: whether anything that can fail runs after it
 
         def update(env, st, plan=plan, fn=e.fn, opt=opt, snapshot=snapshot):
-            grads = plan.prepare(st.pending)
-            if grads is None:  # not as recorded (a gradient missing, state reset): eagerly
+            if not plan.prepare(st.pending):  # not as recorded (a gradient missing): eagerly
                 if snapshot[0]:
                     st.before_host((opt,))
                 st.commit()
@@ -291,7 +290,7 @@ class Builder:
                 return
             if snapshot[0]:
                 plan.save(st)
-            plan.run(grads)
+            plan.run()
         update.snapshot = snapshot
         self.code.append(Instr(EFFECT, update, None, None, None, [],
                                getattr(e.fn, "__qualname__", "step"), "update"))

@@ -162,6 +162,7 @@ class Bucket:
         self.G, self.T, self.S = np.empty(o, dtype), np.empty(o, dtype), np.empty(o, dtype)
         self.state = {k: np.empty(o, dtype) for k in names}  # (filled when taken over)
         self.gv, self.sv = self.views(self.G), self.views(self.S)
+        self.sts: list = [None] * len(params)  # the parameters' state dicts (prepare)
         self.homes = [self.views(self.state[k]) for k in names]
 
     def views(self, flat: np.ndarray) -> list[np.ndarray]:
@@ -185,8 +186,8 @@ class Bucket:
 
 class FlatUpdate:
     """One optimizer's ``step()`` inside a compiled program (see the module docstring).
-    ``prepare(pending)`` returns the gradients (None: run the eager step instead),
-    ``save(replay)`` snapshots what ``run`` writes, ``run(grads)`` updates in place."""
+    ``prepare(pending)`` gathers the gradients (False: run the eager step instead),
+    ``save(replay)`` snapshots what ``run`` writes, ``run()`` updates in place."""
 
     def __init__(self, opt: Any, specs: list[tuple], write: Any, absent: list) -> None:
         # the buckets' (group index, parameters, state names, dtype); their buffers are
@@ -229,55 +230,54 @@ class FlatUpdate:
             buckets += [(index, ps, names, dt) for dt, ps in by_dtype.items()]
         return cls(opt, buckets, write, absent)
 
-    def prepare(self, pending: dict) -> list | None:
-        """Each bucket's gradient arrays, once the state is in the buckets' views; None
-        when this call must run the eager step."""
-        state = self.opt.state
+    def prepare(self, pending: dict) -> bool:
+        """Gather each bucket's gradients into its flat buffer and check that the state
+        is in the buckets' views (taking over state that was replaced); False when this
+        call must run the eager step instead (nothing the user sees has changed then)."""
+        state, counts = self.opt.state, self.counts
         if not self.buckets and self.specs:
             self.buckets = [Bucket(*spec) for spec in self.specs]
         for p in self.absent:
             t = pending.get(p, _MISSING)
             if (p._grad if t is _MISSING else t) is not None:
-                return None
-        out = []
+                return False
         for b in self.buckets:
-            grads = []
             dt = b.dtype
-            for p, shape in zip(b.params, b.shapes):
+            for p, shape, v in zip(b.params, b.shapes, b.gv):
                 t = pending.get(p, _MISSING)
                 if t is _MISSING:
                     t = p._grad
                 if t is None:
-                    return None
+                    return False
                 d = t._data
                 if d.shape != shape or (d.dtype is not dt and d.dtype != dt):
-                    return None
-                grads.append(d)
-            out.append(grads)
+                    return False
+                np.copyto(v, d)
             if self.stateless:
                 continue
+            sts = b.sts
             step = _MISSING
             for i, p in enumerate(b.params):
-                st = state.get(p)
+                st = sts[i] = state.get(p)
                 if st is None:
-                    return None
-                if self.counts is not None:
+                    return False
+                if counts is not None:
                     t = st.get("step")
                     if t is None:
-                        return None
-                if self.counts == "shared":
-                    if step is _MISSING:
-                        step = t
-                    elif t != step:
-                        return None
+                        return False
+                    if counts == "shared":
+                        if step is _MISSING:
+                            step = t
+                        elif t != step:
+                            return False
                 for name, homes in zip(b.names, b.homes):
                     arr = st.get(name)
                     if arr is not homes[i]:
                         if arr is None or np.shape(arr) != b.shapes[i]:
-                            return None
+                            return False
                         np.copyto(homes[i], arr)  # taken over: the same values, in the buffer
                         st[name] = homes[i]
-        return out
+        return True
 
     def save(self, replay: Any) -> None:
         """Snapshot what ``run`` changes into the replay's undo lists (a later failure in
@@ -303,16 +303,16 @@ class FlatUpdate:
                 replay.undo.append((p, d))
                 replay.copies.append((d, d.copy()))
 
-    def run(self, grads: list) -> None:
+    def run(self) -> None:
+        """The update, once ``prepare`` said yes: the formula on each bucket's flat buffers,
+        each parameter written in place (its version bumped), the step counts advanced."""
         opt, write = self.opt, self._write
-        state, counts, groups = opt.state, self.counts, opt.param_groups
-        for b, gs in zip(self.buckets, grads):
-            for v, g in zip(b.gv, gs):
-                np.copyto(v, g)
+        counts, groups = self.counts, opt.param_groups
+        for b in self.buckets:
             group = groups[b.index]
             if group.get("maximize"):
                 np.negative(b.G, out=b.G)
-            t = state[b.params[0]]["step"] + 1 if counts == "shared" else None
+            t = b.sts[0]["step"] + 1 if counts == "shared" else None
             factor = opt._flat_step(group, b, t)  # the step is in b.S
             if factor is None:
                 for p, s in zip(b.params, b.sv):
@@ -327,8 +327,8 @@ class FlatUpdate:
                 for p, s, tv in zip(b.params, b.sv, b.tv):
                     write(p, np.multiply(p._data, factor, out=tv), s)
             if counts == "shared":
-                for p in b.params:
-                    state[p]["step"] = t
+                for st in b.sts:
+                    st["step"] = t
             elif counts == "each":
-                for p in b.params:
-                    state[p]["step"] += 1
+                for st in b.sts:
+                    st["step"] += 1
