@@ -272,9 +272,11 @@ class Builder:
         from ..optim import _write
 
         opt = e.opt
-        local = any(id(p) in self.rec.made or self.objects.get(self.by_tensor.get(id(p)), ("",))[0]
-                    == "arg" for p in opt.params)
-        plan = None if local else FlatUpdate.plan(opt, e.grads, _write)
+
+        def outlives(p: Tensor) -> bool:  # a tensor read but not given, not one of this call
+            s = self.by_tensor.get(id(p))
+            return id(p) not in self.rec.made and (s is None or self.objects.get(s, ("",))[0] != "arg")
+        plan = FlatUpdate.plan(opt, e.grads, _write) if all(map(outlives, opt.params)) else None
         if plan is None:
             return self.host(Host(e.fn, (opt,), {}))
         self.hosts.append((opt,))  # (recheck's snapshot: the optimizer and its parameters)
