@@ -308,7 +308,7 @@ class Compiled:
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
         inputs, places, made = None, (), []
         if any(type(x) is float or type(x) is int for x in given):
-            places = number_places(args, kwargs, self._static, fixed)
+            places = number_places(args, kwargs, self._static)
             if places:
                 inputs = NumberInputs()
                 args, kwargs, leaves, made = _as_numbers(args, kwargs, leaves, places, inputs)
@@ -320,7 +320,9 @@ class Compiled:
                     inputs.start(made)
                 result = self.fn(*args, **kwargs)
                 if inputs is not None:
-                    inputs.finish(rec.log)
+                    inputs.finish(rec.log, own=(kwargs,))
+                    values.extend(inputs.stored)  # where fn stored a number: guarded
+                    result = _plain_numbers(result)
         except AttributeError as e:
             if isinstance(getattr(e, "obj", None), Tensor) and wrapped:
                 raise AttributeError(
@@ -349,8 +351,9 @@ class Compiled:
             program.static_uses = dict(inputs.static) if inputs is not None else {}
             program.recorded = {i: _number_key(x) for i, x in enumerate(given)
                                 if type(x) is float or type(x) is int}
-            program.numbers = tuple((i, program.recorded[i]) for _, i in places) or None
-            program.vprint = _verification_print(rec, leaves, program) if places else None
+            program.numbers = tuple((i, program.recorded[i]) for _, i in places
+                                    if i not in fixed) or None
+            program.vprint = _verification_print(rec, leaves, program) if program.numbers else None
         finally:
             if inputs is not None:
                 inputs.open = False
@@ -388,6 +391,19 @@ def _number_key(x: Any) -> Any:
     """A number argument's value as a key: a float by its bits (-0.0 is not 0.0, a nan
     equals itself)."""
     return x.hex() if type(x) is float else x
+
+
+def _plain_numbers(obj: Any) -> Any:
+    """``fn``'s result with each number argument in it as the plain number."""
+    if isinstance(obj, _Input):
+        return obj._dg_value
+    if type(obj) in (list, tuple):
+        return type(obj)(_plain_numbers(v) for v in obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*[_plain_numbers(v) for v in obj])
+    if type(obj) is dict:
+        return {k: _plain_numbers(v) for k, v in obj.items()}
+    return obj
 
 
 def _same_numbers(numbers: tuple, leaves: list) -> bool:
@@ -527,7 +543,8 @@ _PLAIN = (bool, int, float, complex, str, type(None))
 _NONE = object()
 
 
-def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = True) -> Compiled:
+def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = True,
+            static_argnums: Any = (), static_argnames: Any = ()) -> Compiled:
     """``fn`` with its NumPy work recorded on the first call per signature and replayed
     after: the same results, gradients and effects, bit for bit, without the per-operation
     cost of the eager engine. See ``duograd.capture`` for what is captured.
@@ -554,4 +571,4 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     >>> losses[-1] < losses[0], fast.traces
     (True, 1)
     """
-    return Compiled(fn, recheck_every, reuse_buffers)
+    return Compiled(fn, recheck_every, reuse_buffers, static_argnums, static_argnames)

@@ -9,6 +9,7 @@ when the step reads a tensor's value into Python or writes one in place.
 
 from __future__ import annotations
 
+import gc
 import sys
 import warnings
 import zlib
@@ -95,15 +96,13 @@ def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any
     return key, leaves
 
 
-def number_places(args: tuple, kwargs: dict, static: Any, fixed: Any) -> list:
-    """Where the number inputs of a call are, as ``(position or name, leaf index)``, in
-    ``signature``'s order; those whose leaf index is in ``fixed`` (found static) are left
-    out."""
+def number_places(args: tuple, kwargs: dict, static: Any) -> list:
+    """Where the number arguments of a call are (those not named static), as ``(position
+    or name, leaf index)``, in ``signature``'s order."""
     places, n = [], 0
     for where, a in [*enumerate(args), *((k, kwargs[k]) for k in sorted(kwargs))]:
         if (type(a) is float or type(a) is int) and where not in static:
-            if n not in fixed:
-                places.append((where, n))
+            places.append((where, n))
             n += 1
         else:
             n += len(_leaves_of(a))
@@ -138,6 +137,7 @@ class NumberInputs:
         self.static: dict[int, str] = {}   # leaf index -> the first use that made it static
         self.open = True
         self.made: list = []               # (instance, its reference count at the start)
+        self.stored: list = []             # (dict, key, instance): where fn stored one
 
     def make(self, value: Any, leaf: int) -> Any:
         x = (FloatInput if type(value) is float else IntInput)(value)
@@ -148,9 +148,12 @@ class NumberInputs:
         """Note each instance's reference count before ``fn`` runs."""
         self.made = [(x, sys.getrefcount(x)) for x in instances]
 
-    def finish(self, log: list) -> None:
+    def finish(self, log: list, own: tuple = ()) -> None:
         """After ``fn`` ran: an instance referenced from more places than at the start
-        (other than the recording's ``Derive`` records of it) was stored: static."""
+        (other than the recording's ``Derive`` records of it) was stored: static. Where
+        it was stored into a dict (an attribute, an optimizer's options), that entry is
+        noted in ``stored``, as ``(dict, key, instance)``: a replay checks it, because a
+        replay does not store it again (another value stored since records again)."""
         derived: dict[int, int] = {}
         for e in log:
             if type(e) is Derive:
@@ -160,6 +163,10 @@ class NumberInputs:
                 self.static.setdefault(x._dg_leaf, "kept by fn (an op's keyword, a host step's "
                                                     "argument, an attribute, a container, the "
                                                     "result)")
+                mine = {id(o) for o in own}
+                for d in gc.get_referrers(x):
+                    if type(d) is dict and id(d) not in mine:
+                        self.stored += [(d, k, v) for k, v in d.items() if v is x]
         self.open = False
         self.made = []
 
