@@ -198,12 +198,21 @@ def _as_tensors(args: tuple, kwargs: dict, leaves: list) -> tuple[tuple, dict, l
 
 class Compiled:
     """``fn`` compiled: call it as ``fn``. ``.traces`` counts the recordings made so far,
-    ``.programs`` holds the programs by signature. See ``duograd.capture``.
+    ``.programs`` holds the programs by signature. Python number arguments are inputs
+    of the programs, read on every call, unless their values decide the program (then,
+    or when named by ``static_argnums``/``static_argnames``, they are keyed by value;
+    see ``compile``). See ``duograd.capture``.
 
     >>> import duograd as dg
     >>> double = dg.compile(lambda x: dg.tensor(x) * 2)
     >>> double(np.ones(2)).numpy(), double(np.ones(3)).numpy(), double.traces
     (array([2., 2.]), array([2., 2., 2.]), 2)
+    >>> scale = dg.compile(lambda x, s: dg.tensor(x) * s)
+    >>> [scale(np.ones(2), s).tolist() for s in (2.0, 3.0, 0.5)], scale.traces
+    ([[2.0, 2.0], [3.0, 3.0], [0.5, 0.5]], 1)
+    >>> power = dg.compile(lambda x, n: dg.tensor(x) ** n, static_argnums=1)
+    >>> [power(np.full(2, 2.0), n).tolist() for n in (2, 3)], power.traces
+    ([[4.0, 4.0], [8.0, 8.0]], 2)
     """
 
     def __init__(self, fn: Callable, recheck_every: int | None = None,
@@ -553,6 +562,29 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     naming the first operation where the fresh recording differs. ``reuse_buffers``
     (on by default) writes ufunc results that never leave a replay into arrays
     allocated once, instead of new ones per call; the values are the same bit for bit.
+
+    A Python float or int argument is an input of the program, read on every call, as
+    long as ``fn`` only hands it to duograd's operations (``x * lr``, ``lr * p.grad``,
+    ``dg.tensor(lr)``). A number whose value decides the program is keyed by its value
+    instead (a new value records again): one used in Python (arithmetic with another
+    number, a comparison, ``int()``, formatting), kept by ``fn`` (an op's keyword such as
+    ``dim=``, a host step's argument, stored into an attribute or an optimizer's options),
+    or found by the verification, which runs ``fn`` eagerly at the first new value of a
+    number and compares the two recordings (``math.sqrt(lr)``, ``range(n)``).
+    ``static_argnums`` (positions) and ``static_argnames`` (names) key the numbers among
+    them by value from the start, as ``jax.jit``'s; bools are flags, always keyed by value.
+
+    >>> import duograd as dg
+    >>> w = dg.tensor([1.0, 2.0], requires_grad=True)
+    >>> def sgd_step(x, lr):
+    ...     w.grad = None
+    ...     (w * x).sum().backward()
+    ...     with dg.no_grad():
+    ...         w.sub_(lr * w.grad)
+    ...     return w * 1.0
+    >>> sweep = dg.compile(sgd_step)
+    >>> [sweep(np.ones(2), lr).tolist() for lr in (0.5, 0.25, 0.125)], sweep.traces
+    ([[0.5, 1.5], [0.25, 1.25], [0.125, 1.125]], 1)
 
     >>> import duograd as dg
     >>> from duograd import nn, optim
