@@ -38,6 +38,8 @@ def _fingerprint(value: Any) -> Any:
         return tuple((k, _fingerprint(v)) for k, v in sorted(value.items()))
     if isinstance(value, slice):
         return ("slice", value.start, value.stop, value.step)
+    if type(value) is float:  # by its bits: -0.0 is not 0.0
+        return ("float", value.hex())
     return value
 
 
@@ -249,7 +251,8 @@ class Compiled:
         program = self.programs.get(key)
         if program is not None and program.guard():
             self.programs.move_to_end(key)
-            if self.recheck_every is not None and self.calls % self.recheck_every == 0:
+            if self.recheck_every is not None and self.calls % self.recheck_every == 0 and \
+                    (program.numbers is None or _same_numbers(program.numbers, leaves)):
                 return self._recheck(key, program, args, kwargs, leaves)
             if program.numbers is not None and not _same_numbers(program.numbers, leaves):
                 return self._verify(base, program, args, kwargs, leaves)

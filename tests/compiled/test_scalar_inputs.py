@@ -267,6 +267,20 @@ def test_the_verification_is_not_a_new_recording_and_rechecks_do_not_raise():
     assert fast.traces == 1 and len(fast.programs) == 1
 
 
+def test_a_recheck_at_a_new_value_verifies_instead_of_raising():
+    fast = dg.compile(lambda x, lr: dg.tensor(x) * math.sqrt(lr), recheck_every=1)
+    for lr in (0.25, 0.25, 0.5, 0.5, 0.09):
+        _same(fast(np.ones(2), lr), np.full(2, math.sqrt(lr)))
+
+
+def test_a_keyword_computed_in_c_from_the_number_is_compared_by_its_bits():
+    def make():
+        def step(x, s):
+            return x * 1.0 / x.clamp(min=math.copysign(0.0, s))
+        return step, lambda: []
+    _twins(make, [(x, s) for x, s in zip(_batches(4) , [1.0, -1.0, 2.0, -3.0])])
+
+
 def test_two_number_arguments_one_static_one_input():
     def make():
         def step(x, lr, n):
