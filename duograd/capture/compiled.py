@@ -504,7 +504,7 @@ def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:
         params = list(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return frozenset(out)
-    both = (inspect.Parameter.POSITIONAL_OR_KEYWORD,)
+    both = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     for i, prm in enumerate(params):
         if prm.kind in both and (i in out or prm.name in out):
             out.update((i, prm.name))

@@ -151,9 +151,10 @@ class NumberInputs:
     def finish(self, log: list, own: tuple = ()) -> None:
         """After ``fn`` ran: an instance referenced from more places than at the start
         (other than the recording's ``Derive`` records of it) was stored: static. Where
-        it was stored into a dict (an attribute, an optimizer's options), that entry is
-        noted in ``stored``, as ``(dict, key, instance)``: a replay checks it, because a
-        replay does not store it again (another value stored since records again)."""
+        it was stored into a dict (an attribute, an optimizer's options), the entry gets
+        the plain number back and is noted in ``stored``, as ``(dict, key, number)``: a
+        replay checks it, because a replay does not store it again (another value stored
+        since records again)."""
         derived: dict[int, int] = {}
         for e in log:
             if type(e) is Derive:
@@ -166,7 +167,9 @@ class NumberInputs:
                 mine = {id(o) for o in own}
                 for d in gc.get_referrers(x):
                     if type(d) is dict and id(d) not in mine:
-                        self.stored += [(d, k, v) for k, v in d.items() if v is x]
+                        for k in [k for k, v in d.items() if v is x]:
+                            d[k] = x._dg_value  # the plain number, as the eager call stores
+                            self.stored.append((d, k, x._dg_value))
         self.open = False
         self.made = []
 

@@ -203,6 +203,26 @@ def test_a_number_stored_by_fn_is_keyed_by_value_and_guarded_where_it_was_stored
     assert fast.traces == 5
 
 
+def test_a_number_stored_as_an_attribute_is_the_plain_number_and_is_checked():
+    class Scaler(nn.Module):
+        def __init__(self):
+            self.scale = 1.0
+
+        def forward(self, x):
+            return x * self.scale
+    m = Scaler()
+
+    def step(x, s):
+        m.scale = s
+        return m(x)
+    fast = dg.compile(step)
+    for s in (2.0, 2.0, 3.0, 2.0, 0.5):
+        _same(fast(np.ones(2), s), np.full(2, s))
+        assert type(m.scale) is float and m.scale == s
+    m.scale = 7.0                      # changed outside fn: fn sets it again, so it is seen
+    _same(fast(np.ones(2), 0.5), np.full(2, 0.5))
+
+
 def test_a_returned_number_and_an_op_keyword_are_keyed_by_value():
     def make():
         def step(x, lr):
