@@ -87,7 +87,7 @@ HFUNC = "tests/higher/test_higher_func.py"
 LISTEN = "tests/inspection/test_listeners.py"
 COMPILE = "tests/compiled/test_compile.py"
 SOUND = "tests/compiled/test_soundness.py"
-NUMBERS = "tests/compiled/test_scalar_inputs.py"
+NUMBERS = "tests/compiled/test_compile_scalar_inputs.py"
 HTENSOR = "tests/higher/test_higher_tensor.py"
 
 MUTANTS: list[Mutant] = [

@@ -293,6 +293,7 @@ def test_a_recheck_at_a_new_value_verifies_instead_of_raising():
         _same(fast(np.ones(2), lr), np.full(2, math.sqrt(lr)))
 
 
+@pytest.mark.filterwarnings("ignore:divide by zero")
 def test_a_keyword_computed_in_c_from_the_number_is_compared_by_its_bits():
     def make():
         def step(x, s):
