@@ -473,7 +473,9 @@ def _template_print(t: Any, program: Program) -> Any:
 def _plain_print(x: Any) -> Any:
     """A comparable stand-in for a plain value: numbers by their bits, containers by their
     items, arrays by their values, anything else (a Tensor, an optimizer) by identity."""
-    if isinstance(x, (bool, int, str, type(None))) and not isinstance(x, _Input):
+    if isinstance(x, _Input):
+        return ("number", _number_key(x._dg_value))
+    if isinstance(x, (bool, int, str, type(None))):
         return (type(x).__name__, x)
     if isinstance(x, float):
         return ("float", float.hex(x))
