@@ -333,3 +333,24 @@ def test_a_module_trained_over_a_sweep_with_dropout_and_adam():
     fast = _twins(make, [(x, t) for x, t in zip(_batches(8, (6, 3)), [1.0, 0.5, 2.0, 0.25, 1.5,
                                                                       3.0, 1.0, 0.75])])
     assert fast.traces == 1
+
+
+def test_a_host_steps_argument_and_a_dropout_probability_are_keyed_by_value():
+    def make():
+        model = nn.MLP(3, [6, 2], rng=1)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        drop = nn.Dropout(0.5, rng=np.random.default_rng(3))
+
+        def step(x, max_norm, p):
+            opt.zero_grad()
+            drop.p = p                 # stored into the module: static, and checked
+            h = drop(model(x))
+            loss = (h * h).sum()
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+            opt.step()
+            return loss
+        return step, lambda: [p for p in model.parameters()]
+    calls = [(x, m, p) for x, m, p in zip(_batches(6, (5, 3)), [1.0, 1.0, 0.5, 0.5, 1.0, 0.25],
+                                          [0.2, 0.2, 0.2, 0.5, 0.5, 0.2])]
+    _twins(make, calls)
