@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._context import Accumulate, Derive, Draw, Host, SetGrad
-from .._tensor import _CONSTANTS, Tensor, _wrap
+from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from ..autograd import WithConstant
 from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
 from .recording import Recorder, Write, warn_at_user_line
@@ -205,7 +205,8 @@ class Builder:
         return ref if ref[0] != "object" else ("object", id(ref[1]))
 
     def derive(self, e: Derive) -> None:
-        s = self.by_array.get(id(e.source)) if isinstance(e.source, np.ndarray) else None
+        # (an array argument's, or a number argument's: ``x * lr``'s 0-d array of lr)
+        s = self.by_array.get(id(e.source)) if isinstance(e.source, (np.ndarray, _Input)) else None
         if s is None or s in self.const:
             return  # derived from a constant: a constant itself
         o = self.new_slot()
