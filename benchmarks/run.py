@@ -274,12 +274,21 @@ def _first_call(make: Callable[[], Callable[[], Any]], eager_seconds: float, rep
     """The recording call of a fresh ``dg.compile`` (median over ``repeats`` fresh ones),
     in ms and as a multiple of one eager step."""
     samples = []
-    for _ in range(repeats):
-        fn = make()
-        gc.collect()
-        t0 = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - t0)
+    # As in _interleaved, which times the eager step: what is alive is frozen out of the
+    # collector's sight first, so the collection before each sample is the same small
+    # sweep (a full one walks every object of the process and leaves the caches cold,
+    # which would charge the recording for the sweep).
+    gc.collect()
+    gc.freeze()
+    try:
+        for _ in range(repeats):
+            fn = make()
+            gc.collect()
+            t0 = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - t0)
+    finally:
+        gc.unfreeze()
     first = statistics.median(samples)
     ratio = first / eager_seconds
     return {"first_call_ms": _sig(first * 1e3), "first_call_ratio_to_eager": _sig(ratio),

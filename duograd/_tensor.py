@@ -258,6 +258,8 @@ class Tensor:
         _check_device(device)
         if isinstance(data, (Tensor, np.ndarray)):
             arr = _derive(_as_array, data, dtype=dtype, copy=True)
+        elif isinstance(data, _Input):  # a dg.compile recording's number argument
+            arr = _derive(_input_array, data, dtype=dtype)
         else:  # numbers and lists are values of the call, not arrays that can change
             arr = _as_array(data, dtype, copy=True)
         t = _wrap(arr)
@@ -484,6 +486,35 @@ def _number(x: Any, dtype: np.dtype) -> Tensor:
     return t
 
 
+class _Input:
+    """The mark of a number argument of a ``dg.compile`` recording (``capture.recording``'s
+    subclasses of float and int): an input of the program, read on every call. Where the
+    engine makes an array of it, the array is derived from it (``_derive``), so that a
+    replay computes it from that call's value. ``_dg_value`` is the plain number (the
+    engine reads it there: NumPy would call the subclass's ``__float__``)."""
+
+    __slots__ = ()
+    _dg_value: Any
+
+
+def _odd_number(x: Any, dtype: np.dtype) -> Tensor:
+    """``_number`` for a number that is not exactly a float or an int (the slow path): a
+    recording's number argument becomes a 0-d array derived from it, in ``dtype``."""
+    if isinstance(x, _Input):
+        return _wrap(_derive(_number_array, x, dtype=dtype))
+    return _number(x, dtype)
+
+
+def _number_array(x: Any, dtype: np.dtype) -> np.ndarray:
+    """The 0-d array of the number ``x`` in ``dtype``, as ``_number`` makes it."""
+    return np.array(x._dg_value if isinstance(x, _Input) else x, dtype=dtype)
+
+
+def _input_array(x: Any, dtype: Any) -> np.ndarray:
+    """``Tensor(x)``'s array of the number ``x``."""
+    return _as_array(x._dg_value if isinstance(x, _Input) else x, dtype, copy=True)
+
+
 def _number_dtype(x: Any) -> np.dtype | None:
     """The dtype torch gives the Python number ``x`` on its own, or None if it is not one."""
     if isinstance(x, (bool, np.bool_)):
@@ -512,6 +543,8 @@ def _as_tensor(x: Any, dtype: Any = None, op: str = "tensor") -> Tensor:
             raise TypeError(f"{op}: {e}; expected a Tensor, a number or a NumPy array of "
                             "numbers") from None
         return _wrap(arr)
+    if isinstance(x, _Input):
+        return _odd_number(x, _number_dtype(x) if dtype is None else np.dtype(dtype))
     raise TypeError(f"{op}: unsupported operand type {type(x).__name__}; expected a "
                     "Tensor, a number or a NumPy array")
 
@@ -613,7 +646,7 @@ def _promote(op: str, args: tuple) -> tuple[Tensor, ...]:
         elif isinstance(a, (list, tuple)):
             a = _wrap(_operand_array(_as_array(a, op=op), res))
         else:
-            a = _number(a, res)
+            a = _number(a, res) if type(a) is float or type(a) is int else _odd_number(a, res)
         out.append(a)
     return tuple(out)
 

@@ -88,6 +88,7 @@ LISTEN = "tests/inspection/test_listeners.py"
 COMPILE = "tests/compiled/test_compile.py"
 SOUND = "tests/compiled/test_soundness.py"
 UPDATE = "tests/compiled/test_optim_program.py"
+NUMBERS = "tests/compiled/test_compile_scalar_inputs.py"
 HTENSOR = "tests/higher/test_higher_tensor.py"
 
 MUTANTS: list[Mutant] = [
@@ -347,6 +348,22 @@ MUTANTS: list[Mutant] = [
     Mutant("C-peephole-scalar", "duograd/capture/passes.py",
            "                        and shapes.get(r.b if r.a == o else r.a) == shapes.get(o)\n", "",
            SOUND + " -k broadcast_times", "a broadcast read by a ufunc with a scalar is dropped"),
+    # issue 21: Python numbers as inputs of the program
+    Mutant("C-number-folded", "duograd/capture/lowering.py",
+           "isinstance(e.source, (np.ndarray, _Input))", "isinstance(e.source, np.ndarray)",
+           NUMBERS + " -k sweep", "a number argument's array is folded: a sweep replays the first value"),
+    Mutant("C-number-unverified", "duograd/capture/compiled.py",
+           "            if program.numbers is not None and not _same_numbers(program.numbers, leaves):",
+           "            if False:",
+           NUMBERS + " -k math", "no verification: math.sqrt(lr) replays its recorded value"),
+    Mutant("C-number-unobserved", "duograd/capture/recording.py",
+           "        self._dg_inputs.seen(self, name)\n        return plain(",
+           "        return plain(",
+           NUMBERS + " -k python_branch", "a Python branch on a number does not make it static"),
+    Mutant("C-number-store-unseen", "duograd/capture/recording.py",
+           "            if sys.getrefcount(x) - derived.get(id(x), 0) > count:",
+           "            if False:",
+           NUMBERS + " -k stored", "a number stored by fn is neither static nor guarded"),
     # ------------------------------------------------------------ forward mode and func
     Mutant("J-last-tangent", "duograd/autograd.py",
            "t_out = ti if t_out is None else t_out + ti", "t_out = ti",

@@ -53,9 +53,23 @@ What the recording holds besides primitive calls, and how a replay treats it:
   ``step()`` instead, as a host step.
 
 Signatures and guards: one program per signature, the types, shapes, dtypes, layouts (and
-``requires_grad``) of the array arguments, which of them are the same array, the other
-arguments by value, and whether grad mode is on; at most ``CACHE_SIZE`` of them, least
-recently used evicted. Each program also checks, every call, the shapes, dtypes and
+``requires_grad``) of the array arguments, which of them are the same array, the types of
+the Python number arguments, the other arguments by value, and whether grad mode is on; at
+most ``CACHE_SIZE`` of them, least recently used evicted.
+
+**Number arguments** (a Python float or int, not a bool) are inputs of the program, as
+arrays are: while recording each enters ``fn`` as a ``recording.NumberInput`` (a float or
+int that knows its argument), and where the engine makes a 0-d array of it (``x * lr``,
+``lr * p.grad``, ``dg.tensor(lr)``) that array is a ``Derive`` from the argument, computed
+again from each call's value. A number whose value decides the program is keyed by its
+value instead: one used in Python (its methods: arithmetic with another number, a
+comparison, ``int()``, ``str()``), kept by ``fn`` past the recording (an op's keyword, a host
+step's argument, an attribute: found from its reference count; where it was stored into a
+dict, a replay checks it is still there), or found by the verification: the first call
+with a new value of a number runs ``fn`` eagerly, records again and compares the two
+recordings with the number's arrays masked (``Compiled._verify``); a difference keys that
+number by value. ``dg.compile(fn, static_argnums=..., static_argnames=...)`` keys numbers
+by value from the start. Each program also checks, every call, the shapes, dtypes and
 ``requires_grad`` of the tensors it reads but was not given, the flags and plain settings
 of the modules it called (``training``, a Dropout's ``p``: ``_context.attr``), and the plain
 Python values ``fn``'s own code reads from its globals and closure; a change records again.

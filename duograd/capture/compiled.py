@@ -3,11 +3,13 @@ call, and ``recheck_every``'s comparison of two recordings."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import ctypes
 import functools
 import gc
 import hashlib
+import inspect
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -16,10 +18,10 @@ import numpy as np
 from .. import _context
 from .. import random as dg_random
 from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
-from .._tensor import _CONSTANTS, Tensor, _wrap
+from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
-from .recording import Recorder, Write, signature
+from .recording import NumberInputs, Recorder, Write, number_places, signature
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
 
@@ -37,6 +39,8 @@ def _fingerprint(value: Any) -> Any:
         return tuple((k, _fingerprint(v)) for k, v in sorted(value.items()))
     if isinstance(value, slice):
         return ("slice", value.start, value.stop, value.step)
+    if type(value) is float:  # by its bits: -0.0 is not 0.0
+        return ("float", value.hex())
     return value
 
 
@@ -200,18 +204,30 @@ def _as_tensors(args: tuple, kwargs: dict, leaves: list) -> tuple[tuple, dict, l
 
 class Compiled:
     """``fn`` compiled: call it as ``fn``. ``.traces`` counts the recordings made so far,
-    ``.programs`` holds the programs by signature. See ``duograd.capture``.
+    ``.programs`` holds the programs by signature. Python number arguments are inputs
+    of the programs, read on every call, unless their values decide the program (then,
+    or when named by ``static_argnums``/``static_argnames``, they are keyed by value;
+    see ``compile``). See ``duograd.capture``.
 
     >>> import duograd as dg
     >>> double = dg.compile(lambda x: dg.tensor(x) * 2)
     >>> double(np.ones(2)).numpy(), double(np.ones(3)).numpy(), double.traces
     (array([2., 2.]), array([2., 2., 2.]), 2)
+    >>> scale = dg.compile(lambda x, s: dg.tensor(x) * s)
+    >>> [scale(np.ones(2), s).tolist() for s in (2.0, 3.0, 0.5)], scale.traces
+    ([[2.0, 2.0], [3.0, 3.0], [0.5, 0.5]], 1)
+    >>> power = dg.compile(lambda x, n: dg.tensor(x) ** n, static_argnums=1)
+    >>> [power(np.full(2, 2.0), n).tolist() for n in (2, 3)], power.traces
+    ([[4.0, 4.0], [8.0, 8.0]], 2)
     """
 
     def __init__(self, fn: Callable, recheck_every: int | None = None,
-                 reuse_buffers: bool = True) -> None:
+                 reuse_buffers: bool = True, static_argnums: Any = (),
+                 static_argnames: Any = ()) -> None:
         if not callable(fn):
             raise TypeError(f"dg.compile: expected a callable, got {type(fn).__name__}")
+        self._static = _static_arguments(fn, static_argnums, static_argnames)
+        self._fixed: dict = {}  # signature -> leaf indices of the numbers found static
         if recheck_every is not None and (not isinstance(recheck_every, int) or recheck_every < 1):
             raise ValueError(f"dg.compile: recheck_every must be a positive int or None, got "
                              f"{recheck_every!r}")
@@ -229,28 +245,105 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _context.watching:  # inside a recording, anomaly mode or a jvp: eager
             return self.fn(*args, **kwargs)
-        key, leaves = signature(args, kwargs)
+        key, leaves = signature(args, kwargs, self._static)
         self.calls += 1
+        base, fixed = key, ()
+        if self._fixed:
+            fixed = self._fixed.get(key, ())
+            if fixed:
+                key = ("fixed", base, fixed, tuple(_number_key(leaves[i]) for i in fixed))
         program = self.programs.get(key)
         if program is not None and program.guard():
             self.programs.move_to_end(key)
-            if self.recheck_every is not None and self.calls % self.recheck_every == 0:
+            if self.recheck_every is not None and self.calls % self.recheck_every == 0 and \
+                    (program.numbers is None or _same_numbers(program.numbers, leaves)):
                 return self._recheck(key, program, args, kwargs, leaves)
+            if program.numbers is not None and not _same_numbers(program.numbers, leaves):
+                return self._verify(base, program, args, kwargs, leaves)
             return program.run(leaves)
-        result, program = self._record(args, kwargs, leaves)
+        result, program = self._record(args, kwargs, leaves, fixed)
+        self._keep(base, program)
+        return result
+
+    # ------------------------------------------------------------ number arguments
+
+    def _keep(self, base: Any, program: Program) -> None:
+        """Cache ``program`` (recorded for signature ``base``): under ``base`` when every
+        number argument is an input, else under the values of those found static."""
+        fixed = program.fixed
+        if not program.found <= set(fixed):
+            fixed = tuple(sorted(set(fixed) | program.found))
+            self._refix(base, fixed)
+        self._put(base, program, fixed)
+
+    def _put(self, base: Any, program: Program, fixed: tuple) -> None:
+        if program.numbers is not None:
+            program.numbers = tuple(n for n in program.numbers if n[0] not in fixed) or None
+        key = ("fixed", base, fixed, tuple(program.recorded[i] for i in fixed)) if fixed else base
         self.programs[key] = program
         self.programs.move_to_end(key)
         while len(self.programs) > CACHE_SIZE:
             self.programs.popitem(last=False)
+
+    def _refix(self, base: Any, fixed: tuple) -> None:
+        """The numbers at leaf indices ``fixed`` decide ``base``'s program: its programs
+        are keyed by their values from now on (each stays valid at the values it was
+        recorded with)."""
+        self._fixed[base] = fixed
+        items = list(self.programs.items())
+        self.programs.clear()
+        for k, p in items:
+            if k == base or (k[0] == "fixed" and k[1] == base):
+                self._put(base, p, fixed)
+            else:
+                self.programs[k] = p
+
+    def _verify(self, base: Any, program: Program, args: tuple, kwargs: dict, leaves: list) -> Any:
+        """The first call with a new value of a number argument that is not yet confirmed
+        an input: runs ``fn`` eagerly (its result is this call's), records again and
+        compares the two recordings, the arrays derived from the number arguments
+        masked. Equal: the numbers that changed are inputs, and later values replay.
+        Different: they decide the program (``math.sqrt(lr)`` folded as a constant, a
+        branch taken through NumPy), and are keyed by value from now on."""
+        result, fresh = self._record(args, kwargs, leaves, program.fixed)
+        changed = {i for i, v in program.numbers if _number_key(leaves[i]) != v}
+        same = fresh.vprint == program.vprint
+        found = fresh.found - set(program.fixed)
+        if same and not found:
+            self.traces -= 1  # a check, not a new program
+            program.numbers = tuple(n for n in program.numbers if n[0] not in changed) or None
+            return result
+        fixed = tuple(sorted(set(program.fixed) | found | (set() if same else changed)))
+        self._refix(base, fixed)
+        self._put(base, fresh, fixed)
         return result
 
-    def _record(self, args: tuple, kwargs: dict, leaves: list) -> tuple[Any, Program]:
+    def _record(self, args: tuple, kwargs: dict, leaves: list,
+                fixed: tuple = ()) -> tuple[Any, Program]:
+        with _collector_off():
+            return self._record_step(args, kwargs, leaves, fixed)
+
+    def _record_step(self, args: tuple, kwargs: dict, leaves: list,
+                     fixed: tuple) -> tuple[Any, Program]:
+        given = leaves
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
+        inputs, places, made = None, (), []
+        if any(type(x) is float or type(x) is int for x in given):
+            places = number_places(args, kwargs, self._static)
+            if places:
+                inputs = NumberInputs()
+                args, kwargs, leaves, made = _as_numbers(args, kwargs, leaves, places, inputs)
         legacy = _legacy_position()  # where NumPy's global generator is
         values = _python_values(self.fn)
         try:
             with Recorder(lines=self.recheck_every is not None) as rec:
+                if inputs is not None:
+                    inputs.start(made)
                 result = self.fn(*args, **kwargs)
+                if inputs is not None:
+                    inputs.finish(rec.log, own=(kwargs,))
+                    values.extend(inputs.stored)  # where fn stored a number: guarded
+                    result = _plain_numbers(result)
         except AttributeError as e:
             if isinstance(getattr(e, "obj", None), Tensor) and wrapped:
                 raise AttributeError(
@@ -264,26 +357,30 @@ class Compiled:
                 "while recording; a replay would reuse the recorded numbers. Draw with "
                 "dg.rand/dg.randn/dg.randint (drawn again by every replay), or draw outside fn "
                 "and pass the numbers as an argument")
-        # The collector would walk the recording's ~10 objects per call again and again
-        # while the program is built; nothing built here is cyclic garbage.
-        enabled = gc.isenabled()
-        gc.disable()
         try:
             program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
             if self.recheck_every is not None:
                 program.prints = fingerprint(rec, leaves)
                 program.lines = rec.lines
             program.values_read = values
+            program.fixed = tuple(fixed)
+            program.found = set(inputs.static) if inputs is not None else set()
+            program.static_uses = dict(inputs.static) if inputs is not None else {}
+            program.recorded = {i: _number_key(x) for i, x in enumerate(given)
+                                if type(x) is float or type(x) is int}
+            program.numbers = tuple((i, program.recorded[i]) for _, i in places
+                                    if i not in fixed) or None
+            program.vprint = _verification_print(rec, leaves, program) if program.numbers else None
         finally:
-            if enabled:
-                gc.enable()
+            if inputs is not None:
+                inputs.open = False
         self.traces += 1
         return result, program
 
     def _recheck(self, key: Any, program: Program, args: tuple, kwargs: dict, leaves: list) -> Any:
         put_back = _state_of(program, leaves)
         try:
-            result, fresh = self._record(args, kwargs, leaves)
+            result, fresh = self._record(args, kwargs, leaves, program.fixed)
         except BaseException:
             put_back()
             raise
@@ -303,6 +400,136 @@ class Compiled:
                 "tensor or a global changed. Nothing was changed by this call (parameters, .grad, "
                 "optimizer state and generators are as before it); the next call records again")
         return result
+
+
+@contextlib.contextmanager
+def _collector_off() -> Any:
+    """The garbage collector off for a recording call and its build: the recording holds
+    every tensor, array and record it names alive until the program is built, so a
+    collection would only walk that growing heap again and again (a 10^5-op step spent a
+    fifth of its first call there). Cyclic garbage ``fn`` makes is collected after the
+    call, as usual."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _number_key(x: Any) -> Any:
+    """A number argument's value as a key: a float by its bits (-0.0 is not 0.0, a nan
+    equals itself)."""
+    return x.hex() if type(x) is float else x
+
+
+def _plain_numbers(obj: Any) -> Any:
+    """``fn``'s result with each number argument in it as the plain number."""
+    if isinstance(obj, _Input):
+        return obj._dg_value
+    if type(obj) in (list, tuple):
+        return type(obj)(_plain_numbers(v) for v in obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*[_plain_numbers(v) for v in obj])
+    if type(obj) is dict:
+        return {k: _plain_numbers(v) for k, v in obj.items()}
+    return obj
+
+
+def _same_numbers(numbers: tuple, leaves: list) -> bool:
+    for i, v in numbers:
+        if _number_key(leaves[i]) != v:
+            return False
+    return True
+
+
+def _as_numbers(args: tuple, kwargs: dict, leaves: list, places: list,
+                inputs: NumberInputs) -> tuple[tuple, dict, list, list]:
+    """The call with each number input a ``NumberInput`` of ``inputs``, as ``fn`` sees
+    it while recording."""
+    args, kwargs, leaves, made = list(args), dict(kwargs), list(leaves), []
+    for where, i in places:
+        x = inputs.make(leaves[i], i)
+        leaves[i] = x
+        if type(where) is int:
+            args[where] = x
+        else:
+            kwargs[where] = x
+        made.append(x)
+    return tuple(args), kwargs, leaves, made
+
+
+def _verification_print(rec: Recorder, leaves: list, program: Program) -> list:
+    """``fingerprint`` (the arrays derived from number arguments are derives from the
+    argument: masked), and what else a replay hands on that a number could have reached:
+    the result's constants and plain values, host steps' arguments, guarded attributes."""
+    prints = fingerprint(rec, leaves)
+    prints.append(("result", _template_print(program.template, program)))
+    prints.append(("hosts", [(_plain_print(e.args), _plain_print(e.kw)) for e in rec.log
+                             if type(e) is Host]))
+    prints.append(("attrs", [(name, _plain_print(v)) for _, name, v in rec.attrs.values()]))
+    return prints
+
+
+def _template_print(t: Any, program: Program) -> Any:
+    kind = t[0]
+    if kind == "slot":
+        return ("const", _fingerprint(program.values[t[1]])) if t[1] in program.const else t
+    if kind == "value":
+        return ("value", _plain_print(t[1]))
+    if kind == "object":
+        return ("object", id(t[1]))
+    if kind == "argument":
+        return t
+    if kind == "namedtuple":
+        return (kind, t[1], tuple(_template_print(v, program) for v in t[2]))
+    if kind == "dict":
+        return (kind, tuple((k, _template_print(v, program)) for k, v in sorted(t[1].items(), key=repr)))
+    return (kind, tuple(_template_print(v, program) for v in t[1]))
+
+
+def _plain_print(x: Any) -> Any:
+    """A comparable stand-in for a plain value: numbers by their bits, containers by their
+    items, arrays by their values, anything else (a Tensor, an optimizer) by identity."""
+    if isinstance(x, _Input):
+        return ("number", _number_key(x._dg_value))
+    if isinstance(x, (bool, int, str, type(None))):
+        return (type(x).__name__, x)
+    if isinstance(x, float):
+        return ("float", float.hex(x))
+    if isinstance(x, np.generic):
+        return ("generic", x.dtype.str, x.tobytes())
+    if isinstance(x, np.ndarray):
+        return _fingerprint(x)
+    if isinstance(x, (list, tuple)):
+        return (type(x).__name__, tuple(_plain_print(v) for v in x))
+    if isinstance(x, dict):
+        return ("dict", tuple((repr(k), _plain_print(v)) for k, v in x.items()))
+    return ("object", id(x))
+
+
+def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:
+    """The positions and names of the arguments keyed by value (``static_argnums``,
+    ``static_argnames``), each named both ways where ``fn``'s signature says both."""
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    names = (argnames,) if isinstance(argnames, str) else tuple(argnames)
+    for n in nums:
+        if type(n) is not int or n < 0:
+            raise ValueError(f"dg.compile: static_argnums must be non-negative ints, got {n!r}")
+    for n in names:
+        if type(n) is not str:
+            raise ValueError(f"dg.compile: static_argnames must be strings, got {n!r}")
+    out = set(nums) | set(names)
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return frozenset(out)
+    both = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    for i, prm in enumerate(params):
+        if prm.kind in both and (i in out or prm.name in out):
+            out.update((i, prm.name))
+    return frozenset(out)
 
 
 _MT: list = []  # (bit generator, a pointer to its state), cached
@@ -349,7 +576,8 @@ _PLAIN = (bool, int, float, complex, str, type(None))
 _NONE = object()
 
 
-def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = True) -> Compiled:
+def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = True,
+            static_argnums: Any = (), static_argnames: Any = ()) -> Compiled:
     """``fn`` with its NumPy work recorded on the first call per signature and replayed
     after: the same results, gradients and effects, bit for bit, without the per-operation
     cost of the eager engine. See ``duograd.capture`` for what is captured.
@@ -358,6 +586,29 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     naming the first operation where the fresh recording differs. ``reuse_buffers``
     (on by default) writes ufunc results that never leave a replay into arrays
     allocated once, instead of new ones per call; the values are the same bit for bit.
+
+    A Python float or int argument is an input of the program, read on every call, as
+    long as ``fn`` only hands it to duograd's operations (``x * lr``, ``lr * p.grad``,
+    ``dg.tensor(lr)``). A number whose value decides the program is keyed by its value
+    instead (a new value records again): one used in Python (arithmetic with another
+    number, a comparison, ``int()``, formatting), kept by ``fn`` (an op's keyword such as
+    ``dim=``, a host step's argument, stored into an attribute or an optimizer's options),
+    or found by the verification, which runs ``fn`` eagerly at the first new value of a
+    number and compares the two recordings (``math.sqrt(lr)``, ``range(n)``).
+    ``static_argnums`` (positions) and ``static_argnames`` (names) key the numbers among
+    them by value from the start, as ``jax.jit``'s; bools are flags, always keyed by value.
+
+    >>> import duograd as dg
+    >>> w = dg.tensor([1.0, 2.0], requires_grad=True)
+    >>> def sgd_step(x, lr):
+    ...     w.grad = None
+    ...     (w * x).sum().backward()
+    ...     with dg.no_grad():
+    ...         w.sub_(lr * w.grad)
+    ...     return w * 1.0
+    >>> sweep = dg.compile(sgd_step)
+    >>> [sweep(np.ones(2), lr).tolist() for lr in (0.5, 0.25, 0.125)], sweep.traces
+    ([[0.5, 1.5], [0.25, 1.25], [0.125, 1.125]], 1)
 
     >>> import duograd as dg
     >>> from duograd import nn, optim
@@ -376,4 +627,4 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     >>> losses[-1] < losses[0], fast.traces
     (True, 1)
     """
-    return Compiled(fn, recheck_every, reuse_buffers)
+    return Compiled(fn, recheck_every, reuse_buffers, static_argnums, static_argnames)

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
-from .._tensor import _CONSTANTS, Tensor, _wrap
+from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from ..autograd import WithConstant
 from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
 from .recording import Recorder, Write, warn_at_user_line
@@ -49,6 +49,7 @@ class Builder:
         self.hosts: list = []            # the host steps' arguments (recheck's snapshot)
         self.draws: list = []            # the draws' functions and arguments (their generators)
         self.constant_ids = {id(t) for t in _CONSTANTS.values()}
+        self.kernels: dict = {}          # op -> its replay kernel, for calls without keywords
         # in-place writes' stand-ins (the op read t's values through them): id -> t
         self.standins = {id(e.src): e.t for e in rec.log
                          if type(e) is Write and e.inplace and e.src is not None}
@@ -124,30 +125,39 @@ class Builder:
 
     def call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
         """A kernel instruction for a primitive call (``new``: an Instr, all fields given)."""
+        # (a recording can hold 10^5 calls: this method is written for speed; a first
+        # call's cost is the eager run plus this, per primitive call)
         by_tensor, const = self.by_tensor, self.const
         ins = []
         folded = True
-        for x in xs:  # (a recording can hold 10^5 calls: this loop is written for speed)
+        for x in xs:
             s = by_tensor.get(id(x))
             if s is None:
                 s = self.slot(x)
             ins.append(s)
             if folded and s not in const:
                 folded = False
-        dyn = bool(kw) and any(self.dynamic(v) for v in kw.values())
-        if len(xs) == 1 and out._data is xs[0]._data and not dyn:
+        dyn = False
+        if kw:
+            for v in kw.values():
+                if self.dynamic(v):
+                    dyn = True
+                    break
+        d = out._data
+        if len(ins) == 1 and d is xs[0]._data and not dyn:
             by_tensor[id(out)] = ins[0]  # the forward handed its input back (identity, a
             return                       # no-op cast): the same slot, no kernel
-        o = len(self.values)
-        self.values.append(None)
+        values = self.values
+        o = len(values)
+        values.append(None)
         by_tensor[id(out)] = o
-        self.by_array[id(out._data)] = o
-        self.shapes[o] = out._data.shape
-        self.dtypes[o] = out._data.dtype
-        if not out._data.flags.c_contiguous:
+        self.by_array[id(d)] = o
+        self.shapes[o] = d.shape
+        self.dtypes[o] = d.dtype
+        if not d.flags.c_contiguous:
             self.strided.add(o)
         if (folded and not dyn) or op.shape_only:
-            self.values[o] = out._data  # folded: the recorded value is the value
+            values[o] = d  # folded: the recorded value is the value
             const.add(o)
             return
         code, name = self.code, op.name
@@ -159,17 +169,22 @@ class Builder:
                 env[o] = fwd(*[env[i] for i in ins_t], **build(env))
             code.append(new((EFFECT, kernel, None, None, o, ins + reads, name, "kernel", op)))
         else:
-            f = _kernel(op, kw)
+            if kw:
+                f = _kernel(op, kw)
+            else:  # the same kernel for every call of the op: made once per recording
+                f = self.kernels.get(op)
+                if f is None:
+                    f = self.kernels[op] = _kernel(op, kw)
             if type(f) is WithConstant:  # a binary ufunc, its constant in a slot of its own
                 c = self.new_slot(xs[0]._data.dtype.type(f.value), const=True)
                 code.append(new((CALL2, f.ufunc, ins[0], c, o, ins, name, "kernel", op)))
-            elif len(ins) == 1:
-                code.append(new((CALL1, f, ins[0], None, o, ins, name, "kernel", op)))
             elif len(ins) == 2:
                 code.append(new((CALL2, f, ins[0], ins[1], o, ins, name, "kernel", op)))
+            elif len(ins) == 1:
+                code.append(new((CALL1, f, ins[0], None, o, ins, name, "kernel", op)))
             else:
                 code.append(new((CALLN, f, tuple(ins), None, o, ins, name, "kernel", op)))
-        if out._data.ndim == 0:  # NumPy gives 0-d results as scalars; the engine holds arrays
+        if d.ndim == 0:  # NumPy gives 0-d results as scalars; the engine holds arrays
             code.append(new((CALL1, np.asarray, o, None, o, [o], name, "kernel", None)))
 
     # ------------------------------------------------------------ effects
@@ -190,7 +205,8 @@ class Builder:
         return ref if ref[0] != "object" else ("object", id(ref[1]))
 
     def derive(self, e: Derive) -> None:
-        s = self.by_array.get(id(e.source)) if isinstance(e.source, np.ndarray) else None
+        # (an array argument's, or a number argument's: ``x * lr``'s 0-d array of lr)
+        s = self.by_array.get(id(e.source)) if isinstance(e.source, (np.ndarray, _Input)) else None
         if s is None or s in self.const:
             return  # derived from a constant: a constant itself
         o = self.new_slot()

@@ -9,6 +9,8 @@ when the step reads a tensor's value into Python or writes one in place.
 
 from __future__ import annotations
 
+import gc
+import sys
 import warnings
 import zlib
 from typing import Any
@@ -16,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from .. import _context, autograd
-from .._context import Host, Update
-from .._tensor import Tensor
+from .._context import Derive, Host, Update
+from .._tensor import Tensor, _Input
 
 
 def _flatten(obj: Any, leaves: list, where: str) -> Any:
@@ -59,14 +61,185 @@ def _aliases(leaves: list) -> tuple | None:
     return tuple((ids.index(i), [id(y) for y in leaves].index(id(x))) for i, x in zip(ids, leaves))
 
 
-def signature(args: tuple, kwargs: dict) -> tuple[Any, list]:
+def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any, list]:
     """The cache key of a call (types, shapes, dtypes, layouts, values, which arguments
-    are the same array, grad mode) and its arrays."""
+    are the same array, grad mode) and its arrays. A Python float or int argument (not a
+    bool, not inside a container, not named in ``static`` by position or name) is an input
+    of the program: keyed by its type, and a leaf (its value) like the arrays."""
     leaves: list = []
-    key = (tuple(_flatten(a, leaves, f"argument {i}") for i, a in enumerate(args)),
-           tuple((k, _flatten(kwargs[k], leaves, f"argument {k!r}")) for k in sorted(kwargs)),
+    numbers = 0
+    parts = []
+    for i, a in enumerate(args):
+        t = type(a)
+        if (t is float or t is int) and i not in static:
+            leaves.append(a)
+            parts.append(t)
+            numbers += 1
+        else:
+            parts.append(_flatten(a, leaves, f"argument {i}"))
+    named = []
+    for k in sorted(kwargs):
+        a = kwargs[k]
+        t = type(a)
+        if (t is float or t is int) and k not in static:
+            leaves.append(a)
+            named.append((k, t))
+            numbers += 1
+        else:
+            named.append((k, _flatten(a, leaves, f"argument {k!r}")))
+    if numbers:
+        arrays = [x for x in leaves if type(x) is not float and type(x) is not int]
+        return (tuple(parts), tuple(named), autograd.is_grad_enabled(),
+                _aliases(arrays) if len(arrays) > 1 else None), leaves
+    key = (tuple(parts), tuple(named),
            autograd.is_grad_enabled(), _aliases(leaves) if len(leaves) > 1 else None)
     return key, leaves
+
+
+def number_places(args: tuple, kwargs: dict, static: Any) -> list:
+    """Where the number arguments of a call are (those not named static), as ``(position
+    or name, leaf index)``, in ``signature``'s order."""
+    places, n = [], 0
+    for where, a in [*enumerate(args), *((k, kwargs[k]) for k in sorted(kwargs))]:
+        if (type(a) is float or type(a) is int) and where not in static:
+            places.append((where, n))
+            n += 1
+        else:
+            n += len(_leaves_of(a))
+    return places
+
+
+def _leaves_of(obj: Any) -> list:
+    leaves: list = []
+    _flatten(obj, leaves, "argument")
+    return leaves
+
+
+# ---------------------------------------------------------------- number arguments
+
+class NumberInputs:
+    """The number arguments of one recording, each entering ``fn`` as a ``NumberInput``.
+
+    A number is an input of the program (computed from each call's value by the replay)
+    when the only thing ``fn`` does with it is hand it to the engine, which makes a 0-d
+    array of it (``x * lr``, ``lr * p.grad``, ``dg.tensor(lr)``: ``_tensor._odd_number``,
+    a ``Derive`` from the argument). Any use that decides something in Python makes it
+    *static* (the program is then keyed by its value): arithmetic with another number, a
+    comparison, ``bool``/``int``/``float``/``round``/``str``/``hash`` (the methods below),
+    and any reference to it that outlives ``fn``'s run (an op's keyword such as
+    ``dim=``, a host step's argument, an attribute or a list it was stored into, the
+    returned value), found from its reference count after the run. Uses that read the
+    value without a method (``math.sqrt(lr)``, ``np.float64(lr)``) are found by
+    ``Compiled``'s verification, which records again at the first new value and compares.
+    """
+
+    def __init__(self) -> None:
+        self.static: dict[int, str] = {}   # leaf index -> the first use that made it static
+        self.open = True
+        self.made: list = []               # (instance, its reference count at the start)
+        self.stored: list = []             # (dict, key, instance): where fn stored one
+
+    def make(self, value: Any, leaf: int) -> Any:
+        x = (FloatInput if type(value) is float else IntInput)(value)
+        x._dg_value, x._dg_leaf, x._dg_inputs = value, leaf, self
+        return x
+
+    def start(self, instances: list) -> None:
+        """Note each instance's reference count before ``fn`` runs."""
+        self.made = [(x, sys.getrefcount(x)) for x in instances]
+
+    def finish(self, log: list, own: tuple = ()) -> None:
+        """After ``fn`` ran: an instance referenced from more places than at the start
+        (other than the recording's ``Derive`` records of it) was stored: static. Where
+        it was stored into a dict (an attribute, an optimizer's options), the entry gets
+        the plain number back and is noted in ``stored``, as ``(dict, key, number)``: a
+        replay checks it, because a replay does not store it again (another value stored
+        since records again)."""
+        derived: dict[int, int] = {}
+        for e in log:
+            if type(e) is Derive:
+                derived[id(e.source)] = derived.get(id(e.source), 0) + 1
+        for x, count in self.made:
+            if sys.getrefcount(x) - derived.get(id(x), 0) > count:
+                self.static.setdefault(x._dg_leaf, "kept by fn (an op's keyword, a host step's "
+                                                    "argument, an attribute, a container, the "
+                                                    "result)")
+                mine = {id(o) for o in own}
+                for d in gc.get_referrers(x):
+                    if type(d) is dict and id(d) not in mine:
+                        for k in [k for k, v in d.items() if v is x]:
+                            d[k] = x._dg_value  # the plain number, as the eager call stores
+                            self.stored.append((d, k, x._dg_value))
+        self.open = False
+        self.made = []
+
+    def seen(self, x: Any, how: str) -> None:
+        if self.open:
+            self.static.setdefault(x._dg_leaf, how)
+
+
+def _plain(x: Any, how: str) -> Any:
+    if isinstance(x, _Input):
+        x._dg_inputs.seen(x, how)
+        return x._dg_value
+    return x
+
+
+def _observing(base: type, name: str) -> Any:
+    plain = getattr(base, name)
+
+    def method(self: Any, *args: Any) -> Any:
+        if args and isinstance(args[0], Tensor):
+            return NotImplemented  # the Tensor's own operator: the engine lifts the number
+        self._dg_inputs.seen(self, name)
+        return plain(self._dg_value, *[_plain(a, name) for a in args])
+    method.__name__ = name
+    return method
+
+
+def _observing_property(base: type, name: str) -> Any:
+    def get(self: Any) -> Any:
+        self._dg_inputs.seen(self, name)
+        return getattr(self._dg_value, name)
+    return property(get)
+
+
+def _copy(self: Any, *args: Any) -> Any:
+    self._dg_inputs.seen(self, "copy")
+    return self._dg_value
+
+
+def _reduce(self: Any, *args: Any) -> Any:
+    self._dg_inputs.seen(self, "pickle")
+    return (type(self._dg_value), (self._dg_value,))
+
+
+_METHODS = [f"__{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod",
+                                 "pow", "and", "or", "xor", "lshift", "rshift")]
+_METHODS += [m.replace("__", "__r", 1) for m in _METHODS]
+_METHODS += ["__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__", "__pos__",
+             "__abs__", "__invert__", "__bool__", "__int__", "__float__", "__index__",
+             "__trunc__", "__floor__", "__ceil__", "__round__", "__hash__", "__repr__",
+             "__str__", "__format__", "__getnewargs__", "is_integer", "hex", "as_integer_ratio",
+             "conjugate", "bit_length", "bit_count", "to_bytes"]
+
+
+def _number_input_class(base: type) -> type:
+    ns: dict = {"__module__": __name__, "__copy__": _copy, "__deepcopy__": _copy,
+                "__reduce__": _reduce, "__reduce_ex__": _reduce}
+    for name in _METHODS:
+        if hasattr(base, name):
+            ns[name] = _observing(base, name)
+    for name in ("real", "imag", "numerator", "denominator"):
+        if hasattr(base, name):
+            ns[name] = _observing_property(base, name)
+    return type(f"{base.__name__.capitalize()}Input", (_Input, base), ns)
+
+
+FloatInput = _number_input_class(float)
+FloatInput.__doc__ = "A float argument of a recording (``NumberInputs``)."
+IntInput = _number_input_class(int)
+IntInput.__doc__ = "An int argument of a recording (``NumberInputs``)."
 
 
 def warn_at_user_line(message: str) -> None:

@@ -70,6 +70,11 @@ def _update(fn: Callable) -> Callable:
     return step
 
 
+@host  # inside dg.compile's fn (``opt.lr = lr``), a replay sets it again
+def _set_lr(opt: "Optimizer", value: float) -> None:
+    opt.param_groups[0]["lr"] = _check_lr(type(opt).__name__, value)
+
+
 def _write(p: Tensor, base: np.ndarray, step: np.ndarray) -> None:
     """``p``'s values become ``base - step``, computed straight into ``p``'s own array (no
     temporary; a read-only array is replaced instead). Its version goes up, as torch.optim's
@@ -168,7 +173,7 @@ class Optimizer:
 
     @lr.setter
     def lr(self, value: float) -> None:
-        self.param_groups[0]["lr"] = _check_lr(type(self).__name__, value)
+        _set_lr(self, value)
 
     def __init_subclass__(cls, **kw: object) -> None:
         super().__init_subclass__(**kw)

@@ -271,9 +271,11 @@ def test_a_signature_change_records_again():
     assert fast.traces == 1
     fast(np.ones((5, 3)))                       # a new shape
     fast(np.ones((5, 3), dtype=np.float32))     # a new dtype
-    fast(np.ones((5, 3)), scale=2.0)            # a plain value
+    fast(np.ones((5, 3)), scale=2.0)            # a keyword given: another signature
     assert fast.traces == 4
     _same(fast(np.full((5, 3), 2.0), scale=2.0), f(np.full((5, 3), 2.0), scale=2.0))
+    _same(fast(np.full((5, 3), 2.0), scale=3.0), f(np.full((5, 3), 2.0), scale=3.0))
+    assert fast.traces == 4                     # a number is an input: a new value replays
     w.data = np.ones((3, 2)) * 3                # same shape: seen by the replay, no recording
     _same(fast(np.ones((4, 3))), f(np.ones((4, 3))))
     assert fast.traces == 4

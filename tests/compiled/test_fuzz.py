@@ -5,7 +5,8 @@ record again (a new recording is an eager run, so it is compared the same way).
 
 A program is drawn from a seeded generator: an op of OP_SPECS on the step's arguments,
 its arguments given as NumPy arrays with NumPy arithmetic on them or as Tensors that
-require grad, a Python-scalar argument (sometimes changed between calls), a Dropout whose
+require grad, a Python-scalar argument (sometimes changed between calls; used as an input, or
+through ``math``, NumPy, Python arithmetic, a branch, as a dim), a Dropout whose
 ``training`` flag or ``p`` is flipped between calls, a ``no_grad`` region, a second-order
 term (``create_graph``), and a parameter updated by an optimizer (SGD with momentum and
 Nesterov, Adam, AdamW, RMSprop, with a scheduler), by ``p.data = ...`` or by an in-place
@@ -19,6 +20,7 @@ truth is the eager run of the same program on a twin of the same state.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import warnings
@@ -66,7 +68,7 @@ def _program(seed: int) -> dict:
     if _SPECS is None:
         _SPECS = _float_specs()
     r = np.random.default_rng(seed)
-    return dict(
+    prog = dict(
         spec=_SPECS[r.integers(len(_SPECS))],
         numpy_args=bool(r.random() < 0.5),           # NumPy arrays, NumPy arithmetic on them
         grad_args=bool(r.random() < 0.3),            # Tensors that require grad
@@ -81,6 +83,13 @@ def _program(seed: int) -> dict:
         scheduler=bool(r.random() < 0.3),
         seed=seed,
     )
+    # How the step uses its Python scalar (drawn after the rest, so that the programs
+    # above stay the same): an input (``out * s``), or through math, NumPy, Python
+    # arithmetic, a branch, a tensor of it, an int as a dim (static, found while recording or
+    # by the verification at its first new value).
+    prog["scalar_use"] = str(r.choice(["mul", "mul", "mul", "math", "numpy", "python",
+                                       "branch", "tensor", "dim"]))
+    return prog
 
 
 def _world(prog: dict, out_shape: tuple):
@@ -111,7 +120,7 @@ def _world(prog: dict, out_shape: tuple):
             out = z
         if drop is not None:
             out = drop(out)
-        y = out * s
+        y = _use_scalar(prog["scalar_use"], out, s)
         extra = None
         if prog["no_grad"]:
             with dg.no_grad():
@@ -136,6 +145,22 @@ def _world(prog: dict, out_shape: tuple):
                 W.sub_(0.01 * W.grad)
         return (loss, out) if extra is None else (loss, out, extra)
     return step, W, drop, opt
+
+
+def _use_scalar(use: str, out, s):
+    if use == "math":
+        return out * math.sqrt(abs(s))
+    if use == "numpy":
+        return out * np.float64(s)
+    if use == "python":
+        return out * (s * 2.0 - 1.0)
+    if use == "branch":
+        return out * 2.0 if s > 0 else out * 3.0
+    if use == "tensor":
+        return out * dg.tensor(s, dtype=out.dtype)
+    if use == "dim":  # s is an int here (0, 1 or 2): a dim where there are three, else a value
+        return out.sum(dim=s, keepdim=True) * 1.5 if out.dim() >= 3 else out * s
+    return out * s
 
 
 def _arrays(t):
@@ -181,11 +206,14 @@ def run_program(seed: int) -> dict:
     eager, We, de, oe = _world(prog, probe.shape)
     comp, Wc, dc, oc = _world(prog, probe.shape)
     fast = dg.compile(comp)
-    s = 1.5
+    ints = prog["scalar_use"] == "dim"
+    s = 1 if ints else 1.5
     for call in range(CALLS):
+        if call == 3 and prog["scalar_change"]:
+            s = 2 if ints else 0.3      # a third value: replayed after the verification
         if call == 2:
             if prog["scalar_change"]:
-                s = -0.75
+                s = 0 if ints else -0.75
             for d in (de, dc):
                 if d is not None and prog["flip"] in (1, 3):
                     d.eval()

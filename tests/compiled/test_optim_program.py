@@ -174,6 +174,28 @@ def test_a_structural_change_records_again_and_stays_bit_for_bit(change):
     assert fast.traces == 2
 
 
+def test_an_lr_set_inside_the_step_from_a_number_argument_is_set_again_by_each_replay():
+    twins = []
+    for _ in range(2):
+        model = nn.MLP(3, [5, 4], rng=0)
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+
+        def step(X, y, lr, model=model, opt=opt):
+            opt.lr = lr
+            opt.zero_grad()
+            loss = F.cross_entropy(model(X), y)
+            loss.backward()
+            opt.step()
+            return loss
+        twins.append((model, opt, step))
+    (m1, o1, eager), (m2, o2, step) = twins
+    fast = dg.compile(step)
+    for i, (X, y) in enumerate(_data(10)):
+        lr = [0.1, 0.05, 0.1, 0.02][i % 4]
+        _same(_np(eager(dg.tensor(X), y, lr)), _np(fast(X, y, lr)))
+        _same_snap(_snap(m1, o1), _snap(m2, o2))
+
+
 def test_a_parameter_added_to_the_optimizer_records_again():
     extra = []
 
