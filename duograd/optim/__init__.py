@@ -168,7 +168,8 @@ class Optimizer:
 
     @property
     def lr(self) -> float:
-        """The first group's learning rate (non-negative)."""
+        """The first group's learning rate (non-negative). Set inside a ``dg.compile``
+        step, it is set again by every replay (a host step)."""
         return self.param_groups[0]["lr"]
 
     @lr.setter
