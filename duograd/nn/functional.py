@@ -14,7 +14,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..ops import getitem_p, log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
+from ..ops import _log_softmax, getitem_p, log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
 from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
 from ..autograd import no_grad as _no_grad
 
@@ -66,9 +66,10 @@ class _Targets(NamedTuple):
     mean: bool                   # reduction "mean": scales divided by the total weight
 
 
-def _targets_of(logp: Tensor, weight: Any, ignore_index: int, reduction: str,
-                fn: str) -> _Targets:
-    c, tshape = _class_layout(logp, fn)
+def _targets_of(layout: tuple[int, tuple[int, ...]], logp: Tensor, weight: Any,
+                ignore_index: int, reduction: str, fn: str) -> _Targets:
+    """The plan of a loss on log-probabilities ``logp`` of ``layout`` (``_class_layout``)."""
+    c, tshape = layout
     return _Targets(tshape, c, ignore_index, fn, logp.shape, _weight_array(weight, c, fn),
                     logp.dtype, reduction == "mean")
 
@@ -78,7 +79,7 @@ def _class_targets(targets: Any, t: _Targets) -> tuple[np.ndarray, bool]:
     ``ignore_index``, or a clear error (whole-number floats are accepted); and whether
     every one of them is in [0, c) (the common case, known from the range check)."""
     arr, fn, c = _values(targets), t.name, t.c
-    if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
+    if arr.dtype.kind not in "iuf":  # (not bool, "b")
         raise ValueError(f"{fn}: targets must be integer class indices, got dtype "
                          f"{arr.dtype} with shape {arr.shape}")
     if arr.shape != t.shape:
@@ -130,7 +131,7 @@ def _target_scale(targets: Any, t: _Targets) -> np.ndarray:
         total = (w.dtype.type(np.count_nonzero(w)) if t.weight is None and w.size < 1 << 24
                  else w.sum())
         if total != 0:
-            w /= total
+            return np.divide(w, -total, out=w)  # -(w / total), exactly: one pass, not two
     return np.negative(w, out=w)
 
 
@@ -168,12 +169,13 @@ def _classes_last(x: Tensor) -> Tensor:
 
 def _class_layout(x: Tensor, fn: str) -> tuple[int, tuple[int, ...]]:
     """The number of classes and the target shape of an input (C,), (N, C) or (N, C, d...)."""
-    if x.ndim == 0:
+    shape = x._data.shape
+    if not shape:
         raise ValueError(f"{fn}: input must have shape (C,), (N, C) or (N, C, d1, ...), "
                          f"got a 0-d tensor")
-    if x.ndim == 1:
-        return x.shape[0], ()
-    return x.shape[1], (x.shape[0],) + x.shape[2:]
+    if len(shape) == 1:
+        return shape[0], ()
+    return shape[1], (shape[0],) + shape[2:]
 
 
 def _weight_array(weight: Any, c: int, fn: str) -> np.ndarray | None:
@@ -221,8 +223,9 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     _check_legacy(size_average, reduce, "nll_loss")
     _check_reduction(reduction, "nll_loss")
     input = _as_tensor(input)
-    return _nll(input, target, _targets_of(input, weight, int(ignore_index), reduction, "nll_loss"),
-                reduction)
+    t = _targets_of(_class_layout(input, "nll_loss"), input, weight, int(ignore_index), reduction,
+                    "nll_loss")
+    return _nll(input, target, t, reduction)
 
 
 def _check_legacy(size_average: Any, reduce: Any, fn: str) -> None:
@@ -263,13 +266,13 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if not 0.0 <= ls <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {ls}")
     input = _as_tensor(input)
-    c, tshape = _class_layout(input, fn)
+    layout = c, tshape = _class_layout(input, fn)
     cdim = 0 if input.ndim == 1 else 1
-    logp = log_softmax(input, axis=cdim)
+    logp = _log_softmax(input, (cdim,))
     tshape_probs = _values(target).shape if not isinstance(target, Tensor) else target.shape
     if tuple(tshape_probs) == input.shape:  # class probabilities
         return _cross_entropy_probs(input, logp, target, weight, reduction, ls, c, cdim)
-    t = _targets_of(logp, weight, int(ignore_index), reduction, fn)
+    t = _targets_of(layout, logp, weight, int(ignore_index), reduction, fn)
     nll = _nll(logp, target, t, reduction)
     if ls == 0.0:
         return nll
