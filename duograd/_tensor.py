@@ -456,12 +456,14 @@ def _root(arr: np.ndarray) -> np.ndarray:
 
 
 def _writes_of(arr: np.ndarray, create: bool = False) -> "_Writes | None":
-    root = _root(arr)
-    key = id(root)
+    """The record of writes to ``arr``'s memory (None if there were none, unless ``create``)."""
+    if arr.base is not None:  # (an array that owns its memory, the common case, is its root)
+        arr = _root(arr)
+    key = id(arr)
     rec = _VERSIONS.get(key)
     if rec is None and create:
         rec = _VERSIONS[key] = _Writes()
-        weakref.finalize(root, _VERSIONS.pop, key, None)
+        weakref.finalize(arr, _VERSIONS.pop, key, None)
     return rec
 
 
@@ -575,6 +577,8 @@ def _lift_all(op: str, args: tuple) -> tuple[Tensor, ...]:
                     return _number(a, dt), b
             elif type(a) is _ndarray and a.dtype == b._data.dtype and a.dtype.kind == "f":
                 return _wrap(_derive(_operand_array, a, dtype=a.dtype)), b
+    elif len(args) == 1 and type(args[0]) is Tensor:  # one Tensor keeps its dtype
+        return args
     return _promote(op, args)
 
 

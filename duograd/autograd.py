@@ -213,22 +213,31 @@ class Primitive:
         return rules[i]
 
     def __call__(self, *args: Any, **kw: Any) -> Tensor:
-        xs = args
-        for a in args:  # fast path: every operand is already a Tensor
-            if type(a) is not Tensor:
-                xs = _lift_all(self.name, args)
-                break
-        else:  # two Tensors of different dtypes: torch's promotion (the cheap test first)
-            if len(args) == 2 and args[0]._data.dtype is not args[1]._data.dtype and \
+        # By arity: unpacking a list for the common cases costs more than the branch. The
+        # fast path: every operand is already a Tensor, and two of them have one dtype.
+        xs, n = args, len(args)
+        if n == 2:
+            x, y = args
+            if type(x) is not Tensor or type(y) is not Tensor or \
+                    x._data.dtype is not y._data.dtype and \
                     (self.jvp == ELEMENTWISE or not self.differentiable):
-                xs = _lift_all(self.name, args)
-        try:  # by arity: unpacking a list for the common cases costs more than the branch
-            if len(xs) == 2:
-                data = self.forward(xs[0]._data, xs[1]._data, **kw)
-            elif len(xs) == 1:
-                data = self.forward(xs[0]._data, **kw)
+                xs = x, y = _lift_all(self.name, args)  # numbers; torch's promotion
+        elif n == 1:
+            x = args[0]
+            if type(x) is not Tensor:
+                xs = (x,) = _lift_all(self.name, args)
+        else:
+            for a in args:
+                if type(a) is not Tensor:
+                    xs = _lift_all(self.name, args)
+                    break
+        try:
+            if n == 2:
+                data = self.forward(x._data, y._data, **kw)
+            elif n == 1:
+                data = self.forward(x._data, **kw)
             else:
-                data = self.forward(*[x._data for x in xs], **kw)
+                data = self.forward(*[a._data for a in xs], **kw)
         except (ValueError, IndexError, TypeError) as e:
             raise _forward_error(self, e, xs) from None
         # The body of tensor._wrap, inlined: this is the hottest line of the engine and the

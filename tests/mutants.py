@@ -560,8 +560,8 @@ MUTANTS: list[Mutant] = [
            "    return w",
            "tests/ops/test_softmax_crossentropy.py", "cross_entropy forgets the minus sign"),
     Mutant("L-ce-range", "duograd/nn/functional.py",
-           "bad = ((arr < 0) | (arr >= c)) & (arr != ignore_index)",
-           "bad = ((arr < 0) | (arr > c)) & (arr != ignore_index)",
+           "bad = ((arr < 0) | (arr >= c)) & (arr != t.ignore_index)",
+           "bad = ((arr < 0) | (arr > c)) & (arr != t.ignore_index)",
            NN, "cross_entropy accepts the class index C (one past the end)"),
     # ------------------------------------------------------------ optimizers
     Mutant("O-sgd-decay-sign", "duograd/optim/__init__.py",

@@ -10,11 +10,11 @@ the tests check that it does.
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..ops import log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
+from ..ops import _log_softmax, getitem_p, log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
 from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
 from ..autograd import no_grad as _no_grad
 
@@ -51,82 +51,111 @@ class _TargetIndexError(IndexError, ValueError):
     """A class index out of range: torch raises IndexError; a ValueError too, as before."""
 
 
-def _class_targets(targets: Any, shape: tuple[int, ...], c: int, ignore_index: int,
-                   fn: str, ishape: tuple[int, ...] = ()) -> np.ndarray:
-    """``targets`` as an int64 array of ``shape`` holding class indices in [0, c) or
-    ``ignore_index``, or a clear error (whole-number floats are accepted)."""
-    arr = _values(targets)
-    if arr.dtype.kind not in "iuf" or arr.dtype == np.bool_:
+class _Targets(NamedTuple):
+    """What the arrays derived from class targets depend on besides the targets' values,
+    fixed by the loss call: the one keyword of each ``_derive`` below (a dg.compile replay
+    binds it and recomputes the arrays from each call's targets)."""
+
+    shape: tuple[int, ...]       # the targets' shape: the input's without the class dimension
+    c: int                       # the number of classes
+    ignore_index: int
+    name: str                    # the loss, for errors
+    ishape: tuple[int, ...]      # the input's shape, for errors
+    weight: np.ndarray | None    # one weight per class, or None
+    dtype: np.dtype              # of the weights and scales: the log-probabilities' dtype
+    mean: bool                   # reduction "mean": scales divided by the total weight
+
+
+def _targets_of(layout: tuple[int, tuple[int, ...]], logp: Tensor, weight: Any,
+                ignore_index: int, reduction: str, fn: str) -> _Targets:
+    """The plan of a loss on log-probabilities ``logp`` of ``layout`` (``_class_layout``)."""
+    c, tshape = layout
+    return _Targets(tshape, c, ignore_index, fn, logp.shape, _weight_array(weight, c, fn),
+                    logp.dtype, reduction == "mean")
+
+
+def _class_targets(targets: Any, t: _Targets) -> tuple[np.ndarray, bool]:
+    """``targets`` as an int64 array of ``t.shape`` holding class indices in [0, c) or
+    ``ignore_index``, or a clear error (whole-number floats are accepted); and whether
+    every one of them is in [0, c) (the common case, known from the range check)."""
+    arr, fn, c = _values(targets), t.name, t.c
+    if arr.dtype.kind not in "iuf":  # (not bool, "b")
         raise ValueError(f"{fn}: targets must be integer class indices, got dtype "
                          f"{arr.dtype} with shape {arr.shape}")
-    if arr.shape != shape:
-        raise ValueError(f"{fn}: targets must have shape {shape} to match an input of shape "
-                         f"{ishape} (the input is (C,), (N, C) or (N, C, d1, ...)), got shape "
+    if arr.shape != t.shape:
+        raise ValueError(f"{fn}: targets must have shape {t.shape} to match an input of shape "
+                         f"{t.ishape} (the input is (C,), (N, C) or (N, C, d1, ...)), got shape "
                          f"{arr.shape}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
         raise ValueError(f"{fn}: targets of shape {arr.shape} hold non-integer "
                          f"values; expected class indices in [0, {c})")
     arr = arr.astype(np.int64, copy=False)
-    if arr.size and (arr.min() < 0 or arr.max() >= c):  # two reductions: this runs every step
-        bad = ((arr < 0) | (arr >= c)) & (arr != ignore_index)
+    # One reduction checks both ends (this runs every step): read as unsigned, a negative
+    # index is larger than any number of classes.
+    if arr.size and arr.view(np.uint64).max() >= c:
+        bad = ((arr < 0) | (arr >= c)) & (arr != t.ignore_index)
         if bad.any():
             first = int(arr[bad][0])  # a plain int reads "3", not "np.int64(3)"
             raise _TargetIndexError(f"{fn}: target {first} is out of range for an input with "
                                     f"{c} classes; expected class indices in [0, {c})")
-    return arr
+        return arr, False
+    return arr, True
 
 
-def _safe_flat_index(targets: Any, shape: tuple[int, ...], c: int, ignore_index: int,
-                     name: str, ishape: tuple[int, ...] = ()) -> np.ndarray:
-    """The targets flattened, with ignored positions pointing at class 0 (weighted 0)."""
-    arr = _class_targets(targets, shape, c, ignore_index, name, ishape).reshape(-1)
-    return np.where(arr == ignore_index, 0, arr).astype(np.intp)
+def _safe_flat_index(targets: Any, t: _Targets) -> np.ndarray:
+    """The targets flattened (a copy), with ignored positions pointing at class 0 (weighted 0)."""
+    arr, inside = _class_targets(targets, t)
+    arr = arr.reshape(-1)
+    if inside and not 0 <= t.ignore_index < t.c:  # nothing to ignore (the default, -100)
+        return arr.astype(np.intp)
+    return np.where(arr == t.ignore_index, 0, arr).astype(np.intp)
 
 
-def _target_weights(targets: Any, shape: tuple[int, ...], c: int, ignore_index: int,
-                    name: str, weight: np.ndarray | None, dtype: Any,
-                    ishape: tuple[int, ...] = ()) -> np.ndarray:
+def _target_weights(targets: Any, t: _Targets) -> np.ndarray:
     """Each flattened target's class weight (1 without ``weight``), 0 where ignored. (The
     targets are checked by ``_safe_flat_index``, which every caller derives first.)"""
     arr = _values(targets).reshape(-1).astype(np.int64, copy=False)
-    keep = arr != ignore_index
-    if weight is None:
-        return keep.astype(dtype)
-    return np.where(keep, np.asarray(weight, dtype)[np.where(keep, arr, 0)], 0).astype(dtype)
+    keep = arr != t.ignore_index
+    if t.weight is None:
+        return keep.astype(t.dtype)
+    return np.where(keep, np.asarray(t.weight, t.dtype)[np.where(keep, arr, 0)], 0).astype(t.dtype)
 
 
-def _target_scale(targets: Any, mean: bool, **kw: Any) -> np.ndarray:
+def _target_scale(targets: Any, t: _Targets) -> np.ndarray:
     """Each flattened target's factor on its log-probability: ``-weight``, divided by the
     total weight for a mean (0 where ignored; all 0 when nothing counts)."""
-    w = _target_weights(targets, **kw)
-    if mean:
-        total = w.sum()
+    w = _target_weights(targets, t)
+    if t.mean:
+        # Without weights w holds 0s and 1s: a count is their sum, in any float dtype below
+        # 2**24 (float16 sums in float32), and much cheaper (this runs every step).
+        total = (w.dtype.type(np.count_nonzero(w)) if t.weight is None and w.size < 1 << 24
+                 else w.sum())
         if total != 0:
-            w /= total
+            return np.divide(w, -total, out=w)  # -(w / total), exactly: one pass, not two
     return np.negative(w, out=w)
 
 
-def _mean_divisor(targets: Any, **kw: Any) -> np.ndarray:
+def _mean_divisor(targets: Any, t: _Targets) -> np.ndarray:
     """The divisor of the weighted mean over the targets (a 0-d array): their total weight,
     or 1 when nothing counts (every target ignored, or an empty batch), where
     ``_mean_addend`` adds nan: torch's value is then 0/0 = nan while its gradient is 0,
     and ``s / 1 + nan`` gives both. Both are computed from the targets themselves, so that a
     dg.compile replay recomputes them."""
-    total = _target_weights(targets, **kw).sum()
-    return np.array(total if total != 0 else 1, dtype=kw["dtype"])
+    total = _target_weights(targets, t).sum()
+    return np.array(total if total != 0 else 1, dtype=t.dtype)
 
 
-def _mean_addend(targets: Any, **kw: Any) -> np.ndarray:
+def _mean_addend(targets: Any, t: _Targets) -> np.ndarray:
     """0, or nan when nothing counts (see ``_mean_divisor``)."""
-    if kw.get("weight") is None:  # (the common case: one comparison, no weights array)
-        counted = np.any(_values(targets) != kw["ignore_index"])
-        return np.array(0 if counted else np.nan, dtype=kw["dtype"])
-    total = _target_weights(targets, **kw).sum()
-    return np.array(0 if total != 0 else np.nan, dtype=kw["dtype"])
+    if t.weight is None:  # (the common case: one comparison, no weights array)
+        counted = np.count_nonzero(_values(targets) != t.ignore_index)
+        return np.array(0 if counted else np.nan, dtype=t.dtype)
+    total = _target_weights(targets, t).sum()
+    return np.array(0 if total != 0 else np.nan, dtype=t.dtype)
 
 
-def _weighted_mean(s: Tensor, target: Any, **kw: Any) -> Tensor:
-    return s / _derive(_mean_divisor, target, **kw) + _derive(_mean_addend, target, **kw)
+def _weighted_mean(s: Tensor, target: Any, t: _Targets) -> Tensor:
+    return s / _derive(_mean_divisor, target, t=t) + _derive(_mean_addend, target, t=t)
 
 
 def _classes_last(x: Tensor) -> Tensor:
@@ -140,12 +169,13 @@ def _classes_last(x: Tensor) -> Tensor:
 
 def _class_layout(x: Tensor, fn: str) -> tuple[int, tuple[int, ...]]:
     """The number of classes and the target shape of an input (C,), (N, C) or (N, C, d...)."""
-    if x.ndim == 0:
+    shape = x._data.shape
+    if not shape:
         raise ValueError(f"{fn}: input must have shape (C,), (N, C) or (N, C, d1, ...), "
                          f"got a 0-d tensor")
-    if x.ndim == 1:
-        return x.shape[0], ()
-    return x.shape[1], (x.shape[0],) + x.shape[2:]
+    if len(shape) == 1:
+        return shape[0], ()
+    return shape[1], (shape[0],) + shape[2:]
 
 
 def _weight_array(weight: Any, c: int, fn: str) -> np.ndarray | None:
@@ -158,24 +188,20 @@ def _weight_array(weight: Any, c: int, fn: str) -> np.ndarray | None:
     return w
 
 
-def _nll(logp: Tensor, target: Any, weight: Any, ignore_index: int, reduction: str,
-         fn: str) -> Tensor:
-    c, tshape = _class_layout(logp, fn)
-    w = _weight_array(weight, c, fn)
-    kw = dict(shape=tshape, c=c, ignore_index=ignore_index, name=fn, ishape=logp.shape)
-    # recomputed from the targets by a dg.compile replay
-    idx = _derive(_safe_flat_index, target, **kw)
-    mean = reduction == "mean"
-    # (wrapped here, so that the arithmetic below takes the all-Tensor path)
-    scale = _wrap(_derive(_target_scale, target, mean=mean, weight=w, dtype=logp.dtype, **kw))
+def _nll(logp: Tensor, target: Any, t: _Targets, reduction: str) -> Tensor:
+    # Arrays derived from the targets (recomputed from the targets by a dg.compile replay):
+    # the class picked in each row, and each pick's factor in the loss (wrapped here, so
+    # that the arithmetic below takes the all-Tensor path).
+    idx = _derive(_safe_flat_index, target, t=t)
+    scale = _wrap(_derive(_target_scale, target, t=t))
     flat = _classes_last(logp)
-    picked = flat[np.arange(flat.shape[0]), idx]
+    picked = getitem_p(flat, index=(np.arange(flat.shape[0]), idx), basic=False)  # flat[rows, idx]
     if reduction == "none":
-        return (picked * scale).reshape(tshape)
+        return (picked * scale).reshape(t.shape)
     loss = matmul_p(picked, scale)  # the weighted sum as one inner product (one primitive, not two)
     if reduction == "sum":
         return loss
-    return loss + _wrap(_derive(_mean_addend, target, weight=w, dtype=logp.dtype, **kw))
+    return loss + _wrap(_derive(_mean_addend, target, t=t))
 
 
 def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
@@ -196,7 +222,10 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     """
     _check_legacy(size_average, reduce, "nll_loss")
     _check_reduction(reduction, "nll_loss")
-    return _nll(_as_tensor(input), target, weight, int(ignore_index), reduction, "nll_loss")
+    input = _as_tensor(input)
+    t = _targets_of(_class_layout(input, "nll_loss"), input, weight, int(ignore_index), reduction,
+                    "nll_loss")
+    return _nll(input, target, t, reduction)
 
 
 def _check_legacy(size_average: Any, reduce: Any, fn: str) -> None:
@@ -237,18 +266,18 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if not 0.0 <= ls <= 1.0:
         raise ValueError(f"{fn}: label_smoothing must be in [0, 1], got {ls}")
     input = _as_tensor(input)
-    c, tshape = _class_layout(input, fn)
+    layout = c, tshape = _class_layout(input, fn)
     cdim = 0 if input.ndim == 1 else 1
-    logp = log_softmax(input, axis=cdim)
+    logp = _log_softmax(input, (cdim,))
     tshape_probs = _values(target).shape if not isinstance(target, Tensor) else target.shape
     if tuple(tshape_probs) == input.shape:  # class probabilities
         return _cross_entropy_probs(input, logp, target, weight, reduction, ls, c, cdim)
-    nll = _nll(logp, target, weight, int(ignore_index), reduction, fn)
+    t = _targets_of(layout, logp, weight, int(ignore_index), reduction, fn)
+    nll = _nll(logp, target, t, reduction)
     if ls == 0.0:
         return nll
-    w = _weight_array(weight, c, fn)
-    kw = dict(shape=tshape, c=c, ignore_index=int(ignore_index), name=fn, ishape=input.shape)
-    keep = _derive(_target_weights, target, weight=None, dtype=input.dtype, **kw)
+    w = t.weight
+    keep = _derive(_target_weights, target, t=t._replace(weight=None))
     flat = _classes_last(logp)
     smooth = -(flat * w.astype(input.dtype)).sum(dim=1) if w is not None else -flat.sum(dim=1)
     smooth = smooth * keep
@@ -257,7 +286,7 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     elif reduction == "sum":
         smooth = smooth.sum()
     else:
-        smooth = _weighted_mean(smooth.sum(), target, weight=w, dtype=input.dtype, **kw)
+        smooth = _weighted_mean(smooth.sum(), target, t)
     return nll * (1 - ls) + smooth * (ls / c)
 
 
