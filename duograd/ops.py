@@ -88,8 +88,11 @@ def _finite_max(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
     """The max over ``axis`` (kept as size 1), 0 where it is not finite or x is empty."""
     if not x.size:
         return np.zeros(keepdims_shape(x.shape, axis), x.dtype)
-    m = np.max(x, axis=axis, keepdims=True)
-    return np.where(np.isfinite(m), m, x.dtype.type(0))
+    m = np.maximum.reduce(x, axis=axis, keepdims=True)  # (np.max, without its Python wrapper)
+    finite = np.isfinite(m)
+    if finite.all():  # the common case: m itself, with no select
+        return m
+    return np.where(finite, m, x.dtype.type(0))
 
 
 # The shift that makes log_softmax stable. Softmax does not change when a constant is

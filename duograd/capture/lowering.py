@@ -105,7 +105,8 @@ class Builder:
         return False
 
     def kw_builder(self, kw: dict) -> tuple[Callable, list[int]]:
-        """A function of the slot list that rebuilds ``kw`` with this call's arrays."""
+        """A function of the slot list that rebuilds ``kw`` with this call's arrays (the
+        keywords that hold none are bound once; this runs on every replay)."""
         reads: list[int] = []
 
         def template(v: Any) -> Callable:
@@ -116,10 +117,17 @@ class Builder:
             if isinstance(v, (tuple, list)) and self.dynamic(v):
                 parts = [template(x) for x in v]
                 kind = type(v)
-                return lambda env: kind(p(env) for p in parts)
+                return lambda env: kind([p(env) for p in parts])
             return lambda env: v
-        parts = {k: template(v) for k, v in kw.items()}
-        return (lambda env: {k: p(env) for k, p in parts.items()}), reads
+        fixed = {k: v for k, v in kw.items() if not self.dynamic(v)}
+        parts = [(k, template(v)) for k, v in kw.items() if k not in fixed]
+
+        def build(env: list) -> dict:
+            d = fixed.copy()
+            for k, p in parts:
+                d[k] = p(env)
+            return d
+        return build, reads
 
     # ------------------------------------------------------------ primitive calls
 
@@ -165,8 +173,14 @@ class Builder:
             fwd, ins_t = op.forward, tuple(ins)
             build, reads = self.kw_builder(kw)
 
-            def kernel(env, st, fwd=fwd, build=build, ins_t=ins_t, o=o):
-                env[o] = fwd(*[env[i] for i in ins_t], **build(env))
+            if len(ins_t) == 1:
+                a = ins_t[0]
+
+                def kernel(env, st, fwd=fwd, build=build, a=a, o=o):
+                    env[o] = fwd(env[a], **build(env))
+            else:
+                def kernel(env, st, fwd=fwd, build=build, ins_t=ins_t, o=o):
+                    env[o] = fwd(*[env[i] for i in ins_t], **build(env))
             code.append(new((EFFECT, kernel, None, None, o, ins + reads, name, "kernel", op)))
         else:
             if kw:
