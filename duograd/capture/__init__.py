@@ -10,8 +10,8 @@ computation of a step is a primitive call (the engine's invariant, proved by
 tests/compiled/test_tensor_replay.py), that recording *is* the step. It is lowered into a
 flat program of instructions (``instructions.Instr``: kind, kernel, argument slots,
 result slot) over a list of arrays (``lowering.py``), finished at the first replay by
-rewrites that keep every bit and buffers reused for results that never leave the replay
-(``passes.py``), and later calls run that program in a tight loop (``program.py``): no
+rewrites that keep every bit and, with ``reuse_buffers=True``, buffers reused for results
+that never leave the replay (``passes.py``), and later calls run that program in a tight loop (``program.py``): no
 Tensors, no graph, no cotangent dicts, only the NumPy kernels, as tinygrad's TinyJit
 replays its kernels. ``compiled.py`` holds ``dg.compile`` and its cache.
 

@@ -222,7 +222,7 @@ class Compiled:
     """
 
     def __init__(self, fn: Callable, recheck_every: int | None = None,
-                 reuse_buffers: bool = True, static_argnums: Any = (),
+                 reuse_buffers: bool = False, static_argnums: Any = (),
                  static_argnames: Any = ()) -> None:
         if not callable(fn):
             raise TypeError(f"dg.compile: expected a callable, got {type(fn).__name__}")
@@ -576,16 +576,19 @@ _PLAIN = (bool, int, float, complex, str, type(None))
 _NONE = object()
 
 
-def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = True,
+def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = False,
             static_argnums: Any = (), static_argnames: Any = ()) -> Compiled:
     """``fn`` with its NumPy work recorded on the first call per signature and replayed
     after: the same results, gradients and effects, bit for bit, without the per-operation
     cost of the eager engine. See ``duograd.capture`` for what is captured.
 
     ``recheck_every=N`` runs ``fn`` eagerly every N-th call and raises ``RuntimeError``
-    naming the first operation where the fresh recording differs. ``reuse_buffers``
-    (on by default) writes ufunc results that never leave a replay into arrays
-    allocated once, instead of new ones per call; the values are the same bit for bit.
+    naming the first operation where the fresh recording differs. ``reuse_buffers=True``
+    writes ufunc results that never leave a replay into arrays allocated once, instead of
+    new ones per call; the values are the same bit for bit. It is off by default: measured
+    (benchmarks/run.py times both), fixed buffers are no faster in a tight loop and slower
+    when other work runs between calls (they go cold in the cache, while a new array
+    reuses memory just freed).
 
     A Python float or int argument is an input of the program, read on every call, as
     long as ``fn`` only hands it to duograd's operations (``x * lr``, ``lr * p.grad``,
