@@ -69,6 +69,19 @@ def step():
         COMPILED_MLP_STEP.format(nin=64, sizes=[64, 32, 10], batch=64),
     "compiled spiral step (dg.compile of the above)":
         COMPILED_MLP_STEP.format(nin=2, sizes=[64, 64, 2], batch=100),
+    "compiled per-op (dg.compile of the per-op step)": """
+a = dg.tensor(rng.standard_normal((4, 4)), requires_grad=True)
+b = dg.tensor(rng.standard_normal((4, 4)), requires_grad=True)
+def ops():
+    a.grad = b.grad = None
+    x = a
+    for _ in range(25):
+        x = (x * b + a).tanh() * 0.5
+    x.sum().backward()
+fast = dg.compile(ops)
+def step():
+    fast()
+""",
     "chain (500 muls + backward)": """
 a = dg.tensor(rng.standard_normal((4, 4)), requires_grad=True)
 def step():
@@ -76,6 +89,18 @@ def step():
     for _ in range(500):
         x = x * 1.0001
     x.sum().backward()
+""",
+    "compiled chain (dg.compile of the chain)": """
+a = dg.tensor(rng.standard_normal((4, 4)), requires_grad=True)
+def chain():
+    a.grad = None
+    x = a
+    for _ in range(500):
+        x = x * 1.0001
+    x.sum().backward()
+fast = dg.compile(chain)
+def step():
+    fast()
 """,
 }
 
