@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from duograd.capture.passes import SMALL_BUFFER
+
 BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 TITLES = {
@@ -816,10 +818,11 @@ def _benchmarks(m: dict) -> Section:
                  for key, label in (("train_spiral", "spiral"), ("train_digits", "digits"))]
         if all(v is not None for _, v in reuse):
             s.paragraphs.append(
-                "Buffer reuse is off by default (each kernel result is a new array). Timed in the "
-                "same run with it (reuse_buffers=True: each kernel result that never leaves the "
-                "program written into an array allocated once, docs/api.md, dg.compile), the "
-                "steps read "
+                "By default a replay writes only small kernel results (at most "
+                f"{SMALL_BUFFER // 1024} KiB) into "
+                "arrays allocated once and gives larger ones a new array per call. Timed in the "
+                "same run with every result that never leaves the program in a buffer of its "
+                "own (reuse_buffers=True, docs/api.md, dg.compile), the steps read "
                 + ", ".join(f"{label} {times(v)}" for label, v in reuse) + " of NumPy.")
         ro = m.get("replay_overhead")
         if isinstance(ro, dict):

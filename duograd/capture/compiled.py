@@ -222,7 +222,7 @@ class Compiled:
     """
 
     def __init__(self, fn: Callable, recheck_every: int | None = None,
-                 reuse_buffers: bool = False, static_argnums: Any = (),
+                 reuse_buffers: bool | None = None, static_argnums: Any = (),
                  static_argnames: Any = ()) -> None:
         if not callable(fn):
             raise TypeError(f"dg.compile: expected a callable, got {type(fn).__name__}")
@@ -233,7 +233,7 @@ class Compiled:
                              f"{recheck_every!r}")
         self.fn = fn
         self.recheck_every = recheck_every
-        self.reuse_buffers = bool(reuse_buffers)
+        self.reuse_buffers = None if reuse_buffers is None else bool(reuse_buffers)
         self.traces = 0
         self.calls = 0
         self.programs: OrderedDict[Any, Program] = OrderedDict()
@@ -576,7 +576,7 @@ _PLAIN = (bool, int, float, complex, str, type(None))
 _NONE = object()
 
 
-def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool = False,
+def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool | None = None,
             static_argnums: Any = (), static_argnames: Any = ()) -> Compiled:
     """``fn`` with its NumPy work recorded on the first call per signature and replayed
     after: the same results, gradients and effects, bit for bit, without the per-operation
@@ -584,11 +584,11 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
 
     ``recheck_every=N`` runs ``fn`` eagerly every N-th call and raises ``RuntimeError``
     naming the first operation where the fresh recording differs. ``reuse_buffers=True``
-    writes ufunc results that never leave a replay into arrays allocated once, instead of
-    new ones per call; the values are the same bit for bit. It is off by default: measured
-    (benchmarks/run.py times both), fixed buffers are no faster in a tight loop and slower
-    when other work runs between calls (they go cold in the cache, while a new array
-    reuses memory just freed).
+    writes the ufunc results that never leave a replay into arrays allocated once, instead
+    of new ones per call; ``False`` never does; the default (None) does for results of at
+    most 16 KiB (``capture.passes.SMALL_BUFFER``): a small array costs more to allocate than
+    to compute, while a large fixed buffer goes cold in the cache between calls. The values
+    are the same bit for bit either way; benchmarks/run.py times the choices.
 
     A Python float or int argument is an input of the program, read on every call, as
     long as ``fn`` only hands it to duograd's operations (``x * lr``, ``lr * p.grad``,

@@ -11,13 +11,22 @@ import numpy as np
 from .instructions import BUF1, BUF2, CALL1, CALL2, LOAD, Instr
 
 
+# ``reuse_buffers=None`` (dg.compile's default) reuses buffers for results of at most this
+# many bytes: for a small array, allocating a new one costs more than computing it, and a
+# buffer that small stays in the cache; a large buffer goes cold between calls when other
+# work runs in between, while a new array reuses memory just freed (benchmarks/run.py times
+# the default beside reuse_buffers=True and False).
+SMALL_BUFFER = 16 * 1024
+
+
 def finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: dict,
-           reuse_buffers: bool, strided: frozenset = frozenset()) -> list:
+           reuse_buffers: bool | None, strided: frozenset = frozenset()) -> list:
     """The recorded code made ready to run. Done at the first replay, so that the
     recording call does not pay for it."""
     code = peephole(code, needed_out=needed_out, shapes=shapes)
-    if reuse_buffers:
-        code = reuse(code, needed_out, shapes, dtypes, strided)
+    if reuse_buffers is not False:
+        code = reuse(code, needed_out, shapes, dtypes, strided,
+                     None if reuse_buffers else SMALL_BUFFER)
     later_kernel = False
     for ins in reversed(code):  # a host step (or an optimizer's update) followed by
         if ins.role in _STEPS:  # kernels snapshots what it changes
@@ -75,9 +84,11 @@ def peephole(code: list, needed_out: set[int], shapes: dict[int, tuple]) -> list
 
 
 def reuse(code: list, needed_out: set[int], shapes: dict[int, tuple],
-          dtypes: dict[int, np.dtype], strided: frozenset = frozenset()) -> list:
-    """Give each ufunc result that never leaves the replay an array of its own, allocated
-    once and written in place (``out=``) by every replay, instead of a new one per call.
+          dtypes: dict[int, np.dtype], strided: frozenset = frozenset(),
+          max_bytes: int | None = None) -> list:
+    """Give each ufunc result that never leaves the replay (of at most ``max_bytes``, when
+    given) an array of its own, allocated once and written in place (``out=``) by every
+    replay, instead of a new one per call.
 
     A result leaves the replay when it is returned, stored into ``.grad``, read by an
     effect, or read by a kernel other than a ufunc, except through a view (an op whose
@@ -104,7 +115,8 @@ def reuse(code: list, needed_out: set[int], shapes: dict[int, tuple],
         shape = shapes.get(o)
         if ins.role == "kernel" and isinstance(ins.f, np.ufunc) and ins.kind in (CALL1, CALL2) \
                 and o not in escapes and shape and ins.f.nout == 1 and o not in ins.reads \
-                and o not in strided:
+                and o not in strided and (max_bytes is None or
+                                          np.prod(shape) * dtypes[o].itemsize <= max_bytes):
             buf = np.empty(shape, dtypes[o])
             if ins.kind == CALL1:
                 ins = ins._replace(kind=BUF1, b=buf)

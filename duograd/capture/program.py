@@ -108,7 +108,7 @@ def _snapshot(fargs: tuple) -> Callable[[], None]:
 class Program:
     """One recorded step, compiled: instructions over a list of slots."""
 
-    def __init__(self, draft: dict, reuse_buffers: bool = False) -> None:
+    def __init__(self, draft: dict, reuse_buffers: bool | None = None) -> None:
         self._draft = draft
         self._reuse_buffers = reuse_buffers
         self._code: list | None = None
