@@ -15,18 +15,9 @@ import pytest
 
 import duograd as dg
 from duograd import nn, optim
+from bitwise import same as _same
 
 LRS = [0.1, 0.05, 0.2, 0.013, 0.3, 1e-3, 0.7, 0.02, 0.15, 0.09, 0.5, 0.0]
-
-
-def _np(x):
-    return x.detach().numpy() if isinstance(x, dg.Tensor) else np.asarray(x)
-
-
-def _same(a, b):
-    a, b = _np(a), _np(b)
-    assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
-    assert a.tobytes() == b.tobytes(), (a, b)
 
 
 def _twins(make, calls, **compile_kw):

@@ -13,16 +13,7 @@ import duograd as dg
 from duograd import nn, optim
 from duograd.nn import functional as F
 from duograd.optim import foreach, lr_scheduler
-
-
-def _same(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.shape == b.shape and a.dtype == b.dtype
-    assert a.tobytes() == b.tobytes(), (a, b)
-
-
-def _np(v):
-    return v.detach().numpy() if isinstance(v, dg.Tensor) else np.asarray(v)
+from bitwise import as_numpy as _np, same as _same
 
 
 def _snap(model, opt):

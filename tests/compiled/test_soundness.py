@@ -12,16 +12,7 @@ import pytest
 import duograd as dg
 from duograd import nn, optim
 from duograd.nn import functional as F
-
-
-def _same(a, b):
-    a, b = np.asarray(a), np.asarray(b)
-    assert a.shape == b.shape and a.dtype == b.dtype
-    assert a.tobytes() == b.tobytes(), (a, b)
-
-
-def _np(t):
-    return t.detach().numpy() if isinstance(t, dg.Tensor) else np.asarray(t)
+from bitwise import as_numpy as _np, same as _same
 
 
 # ---------------------------------------------------------------- arguments
