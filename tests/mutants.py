@@ -322,7 +322,7 @@ MUTANTS: list[Mutant] = [
            "            v = getattr(obj, name, _MISSING)\n            if False:",
            SOUND + " -k 'eval or dropout_whose'", "a module's training flag or p is not guarded"),
     Mutant("C-strided-buffer", "duograd/capture/passes.py",
-           "                and o not in strided:", "                and True:",
+           "                and o not in strided and (", "                and True and (",
            SOUND + " -k transposed", "a Fortran-ordered result gets a C-ordered buffer: a reduction's last bits change"),
     Mutant("C-recheck-no-rollback", "duograd/capture/compiled.py",
            "        if i is not None:\n            put_back()", "        if i is not None:\n            pass",
