@@ -20,3 +20,29 @@ def same(a: Any, b: Any) -> None:
     a, b = as_numpy(a), as_numpy(b)
     assert a.shape == b.shape and a.dtype == b.dtype, (a.shape, a.dtype, b.shape, b.dtype)
     assert a.tobytes() == b.tobytes(), (a, b)
+
+
+def snapshot(model: Any, opt: Any) -> tuple:
+    """Copies of what a training step changes: each parameter's values and ``.grad``, the
+    optimizer's state (``state_dict()``'s arrays) and its groups' options."""
+    params = [(p.data.copy(), None if p.grad is None else p.grad.data.copy())
+              for p in model.parameters()]
+    sd = opt.state_dict()
+    state = {k: {n: as_numpy(v).copy() for n, v in s.items()} for k, s in sd["state"].items()}
+    groups = [{k: v for k, v in g.items() if k != "params"} for g in sd["param_groups"]]
+    return params, state, groups
+
+
+def same_snapshot(a: tuple, b: tuple) -> None:
+    """Assert that two ``snapshot``s hold the same bits (and the same Nones, keys, options)."""
+    for (d1, g1), (d2, g2) in zip(a[0], b[0], strict=True):
+        same(d1, d2)
+        assert (g1 is None) == (g2 is None)
+        if g1 is not None:
+            same(g1, g2)
+    assert a[1].keys() == b[1].keys()
+    for k in a[1]:
+        assert a[1][k].keys() == b[1][k].keys()
+        for n in a[1][k]:
+            same(a[1][k][n], b[1][k][n])
+    assert a[2] == b[2]

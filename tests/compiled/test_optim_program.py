@@ -13,29 +13,7 @@ import duograd as dg
 from duograd import nn, optim
 from duograd.nn import functional as F
 from duograd.optim import foreach, lr_scheduler
-from bitwise import as_numpy as _np, same as _same
-
-
-def _snap(model, opt):
-    params = [(p.data.copy(), None if p.grad is None else p.grad.data.copy()) for p in model.parameters()]
-    sd = opt.state_dict()
-    state = {k: {n: _np(v).copy() for n, v in s.items()} for k, s in sd["state"].items()}
-    groups = [{k: v for k, v in g.items() if k != "params"} for g in sd["param_groups"]]
-    return params, state, groups
-
-
-def _same_snap(a, b):
-    for (d1, g1), (d2, g2) in zip(a[0], b[0]):
-        _same(d1, d2)
-        assert (g1 is None) == (g2 is None)
-        if g1 is not None:
-            _same(g1, g2)
-    assert a[1].keys() == b[1].keys()
-    for k in a[1]:
-        assert a[1][k].keys() == b[1][k].keys()
-        for n in a[1][k]:
-            _same(a[1][k][n], b[1][k][n])
-    assert a[2] == b[2]
+from bitwise import as_numpy as _np, same as _same, same_snapshot as _same_snap, snapshot as _snap
 
 
 def _twins(make_opt, dtype=np.float64, sched=None):

@@ -12,7 +12,7 @@ import pytest
 import duograd as dg
 from duograd import nn, optim
 from duograd.nn import functional as F
-from bitwise import as_numpy as _np, same as _same
+from bitwise import as_numpy as _np, same as _same, same_snapshot as _same_snap, snapshot as _snap
 
 
 # ---------------------------------------------------------------- arguments
@@ -356,24 +356,6 @@ def test_a_hit_refreshes_the_programs_place_in_the_cache():
     assert fast.traces == 1 + CACHE_SIZE
 
 
-def _state(model, opt):
-    params = [(p.data.copy(), None if p.grad is None else p.grad.data.copy()) for p in model.parameters()]
-    st = opt.state_dict()["state"]
-    return params, {k: {n: _np(v).copy() for n, v in s.items()} for k, s in st.items()}
-
-
-def _same_state(a, b):
-    for (d1, g1), (d2, g2) in zip(a[0], b[0]):
-        _same(d1, d2)
-        assert (g1 is None) == (g2 is None)
-        if g1 is not None:
-            _same(g1, g2)
-    assert a[1].keys() == b[1].keys()
-    for k in a[1]:
-        for n in a[1][k]:
-            _same(a[1][k][n], b[1][k][n])
-
-
 @pytest.mark.parametrize("make", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),  # in the program
                                   lambda ps: optim.Adagrad(ps, lr=0.1)])  # a host step
 def test_a_replay_failing_after_the_optimizer_step_changes_nothing(make):
@@ -392,11 +374,11 @@ def test_a_replay_failing_after_the_optimizer_step_changes_nothing(make):
     for _ in range(2):
         fast(rng.standard_normal((4, 3)), y, y.copy())
     assert fast.traces == 1
-    before = _state(model, opt)
+    before = _snap(model, opt)
     with pytest.raises((IndexError, ValueError)):
         fast(rng.standard_normal((4, 3)), y, np.array([0, 1, 2, 9]))
     assert fast.traces == 1   # the replay failed, not a new recording
-    _same_state(before, _state(model, opt))
+    _same_snap(before, _snap(model, opt))
 
 
 def test_two_backward_passes_in_one_step_accumulate_as_eagerly():
