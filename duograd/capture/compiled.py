@@ -181,21 +181,15 @@ def _as_tensors(args: tuple, kwargs: dict, leaves: list) -> tuple[tuple, dict, l
         return args, kwargs, leaves, frozenset()
     memo: dict[int, Tensor] = {}
 
-    def conv(obj: Any) -> Any:
+    def tensor(obj: Any) -> Any:
         if isinstance(obj, np.ndarray):
             t = memo.get(id(obj))
             if t is None:
                 t = memo[id(obj)] = _wrap(obj)
             return t
-        if type(obj) in (list, tuple):
-            return type(obj)(conv(v) for v in obj)
-        if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-            return type(obj)(*[conv(v) for v in obj])
-        if type(obj) is dict:
-            return {k: conv(v) for k, v in obj.items()}
         return obj
-    args = tuple(conv(a) for a in args)
-    kwargs = {k: conv(v) for k, v in kwargs.items()}
+    args = tuple(_map_items(a, tensor) for a in args)
+    kwargs = {k: _map_items(v, tensor) for k, v in kwargs.items()}
     wrapped = frozenset(i for i, x in enumerate(leaves) if isinstance(x, np.ndarray))
     return args, kwargs, [memo[id(x)] if isinstance(x, np.ndarray) else x for x in leaves], wrapped
 
@@ -424,17 +418,21 @@ def _number_key(x: Any) -> Any:
     return x.hex() if type(x) is float else x
 
 
+def _map_items(obj: Any, f: Callable[[Any], Any]) -> Any:
+    """``obj`` with ``f`` applied to everything in it that is not a list, tuple (named
+    tuples included) or dict, the containers rebuilt around the results."""
+    if type(obj) in (list, tuple):
+        return type(obj)(_map_items(v, f) for v in obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*[_map_items(v, f) for v in obj])
+    if type(obj) is dict:
+        return {k: _map_items(v, f) for k, v in obj.items()}
+    return f(obj)
+
+
 def _plain_numbers(obj: Any) -> Any:
     """``fn``'s result with each number argument in it as the plain number."""
-    if isinstance(obj, _Input):
-        return obj._dg_value
-    if type(obj) in (list, tuple):
-        return type(obj)(_plain_numbers(v) for v in obj)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*[_plain_numbers(v) for v in obj])
-    if type(obj) is dict:
-        return {k: _plain_numbers(v) for k, v in obj.items()}
-    return obj
+    return _map_items(obj, lambda x: x._dg_value if isinstance(x, _Input) else x)
 
 
 def _same_numbers(numbers: tuple, leaves: list) -> bool:
