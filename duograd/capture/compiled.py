@@ -21,7 +21,7 @@ from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
-from .recording import NumberInputs, Recorder, Write, number_places, signature
+from .recording import NumberInputs, Recorder, Write, signature
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
 
@@ -239,7 +239,7 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _context.watching:  # inside a recording, anomaly mode or a jvp: eager
             return self.fn(*args, **kwargs)
-        key, leaves = signature(args, kwargs, self._static)
+        key, leaves, _ = signature(args, kwargs, self._static)
         self.calls += 1
         base, fixed = key, ()
         if self._fixed:
@@ -320,13 +320,12 @@ class Compiled:
     def _record_step(self, args: tuple, kwargs: dict, leaves: list,
                      fixed: tuple) -> tuple[Any, Program]:
         given = leaves
+        places = signature(args, kwargs, self._static)[2]  # (the recording: the slow path)
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
-        inputs, places, made = None, (), []
-        if any(type(x) is float or type(x) is int for x in given):
-            places = number_places(args, kwargs, self._static)
-            if places:
-                inputs = NumberInputs()
-                args, kwargs, leaves, made = _as_numbers(args, kwargs, leaves, places, inputs)
+        inputs, made = None, []
+        if places:
+            inputs = NumberInputs()
+            args, kwargs, leaves, made = _as_numbers(args, kwargs, leaves, places, inputs)
         legacy = _legacy_position()  # where NumPy's global generator is
         values = _python_values(self.fn)
         try:

@@ -61,20 +61,21 @@ def _aliases(leaves: list) -> tuple | None:
     return tuple((ids.index(i), [id(y) for y in leaves].index(id(x))) for i, x in zip(ids, leaves))
 
 
-def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any, list]:
+def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any, list, list]:
     """The cache key of a call (types, shapes, dtypes, layouts, values, which arguments
-    are the same array, grad mode) and its arrays. A Python float or int argument (not a
-    bool, not inside a container, not named in ``static`` by position or name) is an input
-    of the program: keyed by its type, and a leaf (its value) like the arrays."""
+    are the same array, grad mode), its arrays, and where its number inputs are. A Python
+    float or int argument (not a bool, not inside a container, not named in ``static`` by
+    position or name) is an input of the program: keyed by its type, and a leaf (its
+    value) like the arrays; ``places`` lists them as ``(position or name, leaf index)``."""
     leaves: list = []
-    numbers = 0
+    places: list = []
     parts = []
     for i, a in enumerate(args):
         t = type(a)
         if (t is float or t is int) and i not in static:
+            places.append((i, len(leaves)))
             leaves.append(a)
             parts.append(t)
-            numbers += 1
         else:
             parts.append(_flatten(a, leaves, f"argument {i}"))
     named = []
@@ -82,37 +83,16 @@ def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any
         a = kwargs[k]
         t = type(a)
         if (t is float or t is int) and k not in static:
+            places.append((k, len(leaves)))
             leaves.append(a)
             named.append((k, t))
-            numbers += 1
         else:
             named.append((k, _flatten(a, leaves, f"argument {k!r}")))
-    if numbers:
-        arrays = [x for x in leaves if type(x) is not float and type(x) is not int]
-        return (tuple(parts), tuple(named), autograd.is_grad_enabled(),
-                _aliases(arrays) if len(arrays) > 1 else None), leaves
-    key = (tuple(parts), tuple(named),
-           autograd.is_grad_enabled(), _aliases(leaves) if len(leaves) > 1 else None)
-    return key, leaves
-
-
-def number_places(args: tuple, kwargs: dict, static: Any) -> list:
-    """Where the number arguments of a call are (those not named static), as ``(position
-    or name, leaf index)``, in ``signature``'s order."""
-    places, n = [], 0
-    for where, a in [*enumerate(args), *((k, kwargs[k]) for k in sorted(kwargs))]:
-        if (type(a) is float or type(a) is int) and where not in static:
-            places.append((where, n))
-            n += 1
-        else:
-            n += len(_leaves_of(a))
-    return places
-
-
-def _leaves_of(obj: Any) -> list:
-    leaves: list = []
-    _flatten(obj, leaves, "argument")
-    return leaves
+    arrays = [x for x in leaves if type(x) is not float and type(x) is not int] if places \
+        else leaves
+    key = (tuple(parts), tuple(named), autograd.is_grad_enabled(),
+           _aliases(arrays) if len(arrays) > 1 else None)
+    return key, leaves, places
 
 
 # ---------------------------------------------------------------- number arguments
