@@ -137,10 +137,10 @@ def least_squares_pins(seed: int = 0, steps: int = 3000) -> dict[str, Any]:
         loss.backward()
         losses[k] = loss.item()
         opt.step()
-        rel_path[k] = np.linalg.norm(beta.data - beta_star) / norm
+        rel_path[k] = np.linalg.norm(beta.detach().numpy() - beta_star) / norm
     final_loss = _mse(Xt, y, beta).item()
     closed = float(np.sum((y - X @ beta_star) ** 2) / n)
-    rel = float(np.linalg.norm(beta.data - beta_star) / np.linalg.norm(beta_star))
+    rel = float(np.linalg.norm(beta.detach().numpy() - beta_star) / np.linalg.norm(beta_star))
 
     rises = np.diff(losses)
     ulps = rises / np.spacing(losses[:-1])
@@ -183,7 +183,7 @@ def _adam_run(X: np.ndarray, y: np.ndarray, beta_star: np.ndarray, steps: int, l
         opt.step()
         if sched is not None:
             sched.step()
-        dist[k] = np.linalg.norm(beta.data - beta_star)
+        dist[k] = np.linalg.norm(beta.detach().numpy() - beta_star)
     return dist
 
 

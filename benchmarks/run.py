@@ -446,7 +446,7 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
     x, y = _data(kind, ctx)
     model = nn.MLP(nin, list(nouts), rng=0)
     params = model.parameters()
-    w0 = [p.data.copy() for p in params]
+    w0 = [p.detach().numpy().copy() for p in params]
     engines: dict[str, Callable[[], Any]] = {}
     grads: dict[str, list[np.ndarray]] = {}
 
@@ -502,7 +502,7 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
     make_compiled = _compiled_mlp_step(nin, list(nouts), xt, y, adam, lr)
     engine, cmodel = make_compiled()
     engine()
-    w1 = [p.data.copy() for p in cmodel.parameters()]
+    w1 = [p.detach().numpy().copy() for p in cmodel.parameters()]
     engine()
     grads["duograd_compiled"] = [p.grad.numpy().copy() for p in cmodel.parameters()]
     grads_compiled_ref = hw.mlp_loss_and_grads(w1, x, y)[1]

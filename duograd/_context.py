@@ -91,6 +91,24 @@ def close_level(lvl: int) -> None:
     refresh()
 
 
+# Saved-tensor hooks (``autograd.graph.saved_tensors_hooks``): a stack of (pack, unpack)
+# pairs; ``packing`` is the flag a recorded primitive call tests.
+pack_hooks: list = []
+packing = False
+
+
+def push_pack_hooks(pack: Callable, unpack: Callable) -> None:
+    global packing
+    pack_hooks.append((pack, unpack))
+    packing = True
+
+
+def pop_pack_hooks() -> None:
+    global packing
+    pack_hooks.pop()
+    packing = bool(pack_hooks)
+
+
 def mask_levels(below: float) -> float:
     """Let only levels below ``below`` propagate (while a level's JVP rule runs); returns
     the previous bound, for ``mask_levels(previous)`` afterwards."""

@@ -1,8 +1,8 @@
-"""``Tensor``: a NumPy array, its gradient, and the node of the graph that made it.
+"""``Tensor``: a NumPy array, its gradient, and a pointer to the graph node that made it.
 
 This module holds the state and nothing that computes: the class, its one
 constructor (``_wrap``), the conversion of operands, and the creation functions. It
-imports nothing else from duograd but ``_context``, whose listeners it tells of what
+imports nothing else from duograd but ``_context``, ``_node`` and ``_versions``, whose listeners it tells of what
 happens outside primitives (Tensors made from data, arrays derived from an argument,
 random draws, writes to ``.grad`` and ``.data``, reads of a value into Python). The operators and methods (``+``, ``exp``,
 ``sum``, ``backward``, ...) call the primitives of ``ops.py`` and are bound onto the
@@ -24,11 +24,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import weakref
-
 import numpy as np
 
-from . import _context as _ctx
+from . import _context as _ctx, _versions
+from ._node import LEAF, Node
 from .shapes import ShapeError  # (shapes imports nothing from duograd at run time)
 from ._context import Derive, Draw, SetGrad
 
@@ -166,22 +165,16 @@ def _as_array(data: Any, dtype: Any = None, op: str = "tensor", copy: bool = Fal
     return arr
 
 
-def _wrap(data: np.ndarray, requires_grad: bool = False, op: Any = None, inputs: Any = None,
-          kw: Any = None) -> "Tensor":
+def _wrap(data: np.ndarray, requires_grad: bool = False, node: Any = None) -> "Tensor":
     """A new Tensor around ``data`` (not copied): the place where a Tensor's fields are
     set (``Primitive.__call__`` inlines this body; tests/engine/test_tensor_api.py holds the two
-    to the same fields). Without ``op`` it has no history; ``autograd.Primitive`` passes the
-    primitive, its inputs and keyword parameters to make a node of the graph.
+    to the same fields). Without ``node`` it is a leaf (one that requires grad when
+    ``requires_grad``); ``node``: the graph node that made it.
     ``autograd.set_tangent`` owns ``_tangent`` after that."""
     t = _new(Tensor)
     t._data = data if type(data) is _ndarray else np.asarray(data)
     t._grad = t._tangent = None
-    t.requires_grad = requires_grad
-    t._op = op
-    t._inputs = inputs
-    t._kw = kw
-    if op is not None:
-        t._stamp = _state_writes()
+    t._node = node if node is not None else LEAF if requires_grad else None
     if _ctx.on_create:
         _ctx.created(t)
     return t
@@ -247,8 +240,9 @@ class Tensor:
     array([[2., 4.]])
     """
 
-    __slots__ = ("_data", "_grad", "requires_grad", "_op", "_inputs", "_kw", "_tangent",
-                 "_stamp", "__weakref__")  # _stamp: see _version below (set on graph nodes only)
+    # _node: the graph node that made it (``grad_fn``), ``LEAF`` for a leaf that requires
+    # grad, None for a tensor that needs no gradient (``requires_grad`` reads it).
+    __slots__ = ("_data", "_grad", "_node", "_tangent", "__weakref__")
     # Comparisons are elementwise (methods.py), so identity hashing is kept explicitly:
     # the engine keys its dicts and sets by Tensor.
     __hash__ = object.__hash__
@@ -278,12 +272,52 @@ class Tensor:
             _ctx.effect(SetGrad(self, value))
         self._grad = value
 
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients are computed for this tensor (a computed tensor requires grad
+        when one of its inputs did)."""
+        return self._node is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        node = self._node
+        if node is not None and node is not LEAF:
+            if flag:
+                return
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        self._node = LEAF if flag else None
+
+    @property
+    def grad_fn(self) -> "Node | None":
+        """The graph node that made this tensor (None for a leaf), as torch's:
+        ``name()``, ``next_functions``, ``register_hook``.
+
+        >>> import duograd as dg
+        >>> y = dg.tensor([1.0], requires_grad=True) * 2
+        >>> y.grad_fn.name()
+        'MulBackward0'
+        """
+        node = self._node
+        return None if node is None or node is LEAF else node
+
     # ------------------------------------------------------------ state
     @property
-    def data(self) -> np.ndarray:
-        """The values, a NumPy array. Assigning one of the same shape replaces them (how
-        optimizers update parameters)."""
-        return self._data
+    def data(self) -> "Tensor":
+        """The values as a Tensor without history that shares this tensor's memory, as
+        torch's ``.data``: ``t.data.add_(1)`` changes ``t`` and bumps no version that ``t``'s
+        graph checks (the new tensor has a counter of its own). Assigning a Tensor or a
+        NumPy array of the same shape replaces the values (a documented extension: torch
+        takes a Tensor).
+
+        >>> import duograd as dg
+        >>> w = dg.tensor([1.0, 2.0], requires_grad=True)
+        >>> _ = w.data.mul_(2)
+        >>> w.detach().numpy(), w._version
+        (array([2., 4.]), 0)
+        """
+        return _wrap(_versions.fresh_root(self._data))
 
     @data.setter
     def data(self, value: Any) -> None:
@@ -311,7 +345,10 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._op is None
+        """Whether no operation recorded by autograd made this tensor (torch's rule: every
+        tensor that does not require grad is a leaf)."""
+        node = self._node
+        return node is None or node is LEAF
 
     @property
     def device(self) -> "device":
@@ -322,8 +359,7 @@ class Tensor:
     def _version(self) -> int:
         """How many in-place writes this tensor's memory has had (0 for a new tensor). Views
         share their base's counter, as torch's do: the counter belongs to the memory."""
-        rec = _VERSIONS.get(id(_root(self._data)))
-        return 0 if rec is None else rec.version
+        return _versions.version(self._data)
 
     def numpy(self) -> np.ndarray:
         """The values as a NumPy array (shared, not copied). A tensor that requires grad
@@ -392,79 +428,24 @@ class Tensor:
         self.requires_grad = _check_grad(self, requires_grad, "requires_grad_")
         return self
 
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"``: a one-element tensor formats its value, as torch's 0-d tensors do;
+        without a format spec, any tensor formats as ``str``."""
+        if not spec:
+            return str(self)
+        if self._data.ndim == 0:
+            return format(self._single("format"), spec)
+        raise TypeError(f"unsupported format string passed to Tensor.__format__: a tensor of "
+                        f"shape {self.shape} has no single value to format with {spec!r}")
+
     def __repr__(self) -> str:
         body = np.array2string(self._data, separator=", ", prefix="tensor(")
-        extra = ", requires_grad=True" if self.requires_grad else ""
+        fn = self.grad_fn
+        extra = (f", grad_fn=<{fn.name()}>" if fn is not None else
+                 ", requires_grad=True" if self.requires_grad else "")
         if self._data.dtype not in (_default_float, int64, bool_):
             extra += f", dtype={self._data.dtype}"
         return f"tensor({body}{extra})"
-
-
-# ---------------------------------------------------------------- versions (in-place writes)
-# Every in-place write (duograd/inplace.py, the optimizers) bumps the version of the memory it
-# writes; autograd counts the writes (``autograd._writes``) and stamps each graph node with the
-# count at its creation (``Tensor._stamp``), so a backward looks at versions only for a node
-# made before some write. The records are kept per memory root (the NumPy array that owns the
-# memory), so a view and its base share one counter, as in torch. Tensors whose memory was
-# never written have no record: reading a version is the only cost they can pay.
-
-def _state_writes() -> int:
-    from . import autograd  # (imported lazily: this module imports nothing else from duograd)
-    return autograd._writes
-
-
-class _Writes:
-    """The writes one memory root has had: its version and the global numbers of its writes
-    (the last ``_LOG`` of them; ``floor`` is the newest one dropped), and those of them that
-    gave a tensor a new node (``graph``: the writes autograd recorded)."""
-
-    __slots__ = ("version", "log", "floor", "graph", "__weakref__")
-
-    def __init__(self) -> None:
-        self.version, self.log, self.floor, self.graph = 0, [], 0, []
-
-    def add(self, w: int) -> None:
-        self.version += 1
-        self.log.append(w)
-        if len(self.log) > _LOG:
-            half = len(self.log) // 2
-            self.floor = self.log[half - 1]
-            del self.log[:half]
-
-    def since(self, w: int) -> bool:
-        """Whether a write numbered above ``w`` happened."""
-        return bool(self.log) and self.log[-1] > w
-
-    def rebased_between(self, lo: int, hi: int) -> bool:
-        """Whether a recorded write numbered in (lo, hi] happened."""
-        return any(lo < w <= hi for w in self.graph)
-
-    def version_at(self, w: int) -> int:
-        """The version just after write number ``w`` (a lower bound if the log was cut)."""
-        return self.version - sum(1 for x in self.log if x > w)
-
-
-_LOG = 4096
-_VERSIONS: dict[int, _Writes] = {}
-
-
-def _root(arr: np.ndarray) -> np.ndarray:
-    """The array that owns ``arr``'s memory (``arr`` itself if it owns it)."""
-    while isinstance(arr.base, np.ndarray):
-        arr = arr.base
-    return arr
-
-
-def _writes_of(arr: np.ndarray, create: bool = False) -> "_Writes | None":
-    """The record of writes to ``arr``'s memory (None if there were none, unless ``create``)."""
-    if arr.base is not None:  # (an array that owns its memory, the common case, is its root)
-        arr = _root(arr)
-    key = id(arr)
-    rec = _VERSIONS.get(key)
-    if rec is None and create:
-        rec = _VERSIONS[key] = _Writes()
-        weakref.finalize(arr, _VERSIONS.pop, key, None)
-    return rec
 
 
 # ---------------------------------------------------------------- operands
@@ -551,11 +532,17 @@ def _as_tensor(x: Any, dtype: Any = None, op: str = "tensor") -> Tensor:
                     "Tensor, a number or a NumPy array")
 
 
-def _lift_all(op: str, args: tuple) -> tuple[Tensor, ...]:
-    """Operands of ``op`` as Tensors of one dtype, by torch's promotion (``result_type``).
+def _lift_all(op: str, args: tuple, rule: str = "elementwise") -> tuple[Tensor, ...]:
+    """Operands of ``op`` as Tensors of one dtype, by torch's promotion (``result_type``): the
+    one place where an operation's dtype is decided. ``rule`` is the op row's fact
+    (``Primitive.promote``): "elementwise" (torch's table), or "matmul" (torch's products
+    need one category: an integer with a float operand, or a bool one, raises torch's
+    error; two float dtypes give the wider, a documented difference from torch).
 
     The common case first and cheaply: a float Tensor with a Python number (``x * 2``,
     ``1 - x``) gives the number the Tensor's dtype."""
+    if rule == "matmul":
+        return _promote_matmul(op, args)
     if len(args) == 2:
         a, b = args
         if type(a) is Tensor:
@@ -653,6 +640,28 @@ def _promote(op: str, args: tuple) -> tuple[Tensor, ...]:
             a = _number(a, res) if type(a) is float or type(a) is int else _odd_number(a, res)
         out.append(a)
     return tuple(out)
+
+
+_TORCH_DTYPE_NAMES = {"b": "bool", "int32": "int", "int64": "long int", "float32": "float",
+                      "float64": "double", "int16": "short int", "uint8": "unsigned char"}
+
+
+def _promote_matmul(op: str, args: tuple) -> tuple[Tensor, ...]:
+    """``_lift_all``'s "matmul" rule: every operand a Tensor of one dtype."""
+    ts = tuple(a if isinstance(a, Tensor) else _as_tensor(a, op=op) for a in args)
+    dts = [t._data.dtype for t in ts]
+    if all(d is dts[0] for d in dts):
+        if dts[0].kind == "b":
+            raise NotImplementedError(f"{op}: \"addmm_impl_cpu_\" not implemented for 'Bool'")
+        return ts
+    cats = {_CATEGORY.get(d.kind, 3) for d in dts}
+    if len(cats) > 1 or 0 in cats:
+        a, b = (d for d in dts if d != dts[0]).__next__(), dts[0]
+        name = lambda d: _TORCH_DTYPE_NAMES.get("b" if d.kind == "b" else str(d), str(d))  # noqa: E731
+        raise RuntimeError(f"{op}: expected m1 and m2 to have the same dtype, but got: "
+                           f"{name(b)} != {name(a)}")
+    res = _result_type(ts, op)
+    return tuple(t if t._data.dtype == res else _cast(t, res) for t in ts)
 
 
 def _operand_array(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -35,6 +35,7 @@ import math
 import numpy as np
 
 from . import _context
+from ._node import LEAF, Node
 from ._tensor import Tensor
 from .hooks import IdWeakMap, _Entry
 
@@ -70,8 +71,9 @@ def _caller() -> tuple[tuple[str, int, str] | None, str | None]:
     return (None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)), via
 
 
-def where_of(t: Tensor) -> str | None:
-    """``"file:line"`` where node ``t`` was made, if locations were being recorded then.
+def where_of(t: Tensor | Node) -> str | None:
+    """``"file:line"`` where node ``t`` (a graph node, or the Tensor it made) was made, if
+    locations were being recorded then.
 
     >>> import duograd as dg
     >>> x = dg.tensor(1.0, requires_grad=True)
@@ -80,7 +82,9 @@ def where_of(t: Tensor) -> str | None:
     >>> where_of(y) is not None, where_of(x * 2)
     (True, None)
     """
-    loc = _where.get(t)
+    if isinstance(t, Tensor):
+        t = t._node
+    loc = _where.get(t) if type(t) is Node else None
     return None if loc is None else f"{loc[0]}:{loc[1]}"
 
 
@@ -108,12 +112,12 @@ def _finite(d: np.ndarray) -> bool:
     return math.isfinite(s) or bool(np.isfinite(d).all())
 
 
-def _remember(out: Tensor) -> None:
-    """Note where node ``out`` was made (``_where[out] = ...``, the map's insertion inlined:
+def _remember(node: Node) -> None:
+    """Note where ``node`` was made (``_where[node] = ...``, the map's insertion inlined:
     this runs once per primitive call in anomaly mode)."""
     f = _user_frame(3)[0]
-    e = _Entry(out, _drop)
-    e.key = k = id(out)
+    e = _Entry(node, _drop)
+    e.key = k = id(node)
     e.value = None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
     _d[k] = e
 
@@ -122,9 +126,9 @@ class _Locations:
     """``record_locations``: the place that made every node created while it is on."""
 
     def on_call(self, call: tuple) -> None:
-        out = call[3]
-        if out._op is not None:
-            _remember(out)
+        node = call[3]._node
+        if type(node) is Node:
+            _remember(node)
 
 
 class _Checks(_Locations):
@@ -143,10 +147,11 @@ class _Checks(_Locations):
 
     def on_call(self, call: tuple) -> None:
         op, xs, kw, out = call
-        if out._op is not None:  # (_remember's body, inlined: this runs on every call)
+        node = out._node
+        if type(node) is Node:  # (_remember's body, inlined: this runs on every call)
             f = _user_frame(3)[0]  # from the caller of Primitive.__call__
-            e = _Entry(out, _drop)
-            e.key = k = id(out)
+            e = _Entry(node, _drop)
+            e.key = k = id(node)
             e.value = None if f is None else (f.f_code.co_filename, f.f_lineno, f.f_code.co_name)
             _d[k] = e
         if self.passes:  # inside a backward pass: only the rules' results are checked
@@ -165,35 +170,38 @@ class _Checks(_Locations):
                 f"inputs: {shapes or 'none'}. Called{inside} at {_fmt(loc)}.",
                 op.name, "forward", bad_in, where)
 
-    def on_node(self, node: Tensor, g: Tensor) -> Tensor:
+    def on_node(self, node: Node | Tensor, g: Tensor) -> Tensor:
         if self.checked.pop(node, None) is not g:  # not what on_done already checked
             bad = _bad(g._data)
             if bad:
-                what = "the node" if node._op is None else f"{node._op.name}'s result"
+                leaf = type(node) is not Node
+                what = "the node" if leaf else f"{node.op.name}'s result"
                 raise AnomalyError(
-                    f"backward pass: the gradient arriving at {what} (shape {node.shape}) holds "
+                    f"backward pass: the gradient arriving at {what} (shape {g.shape}) holds "
                     f"{bad} before any rule ran on it (the seed, or a hook's return value). "
-                    f"Made at {_fmt(_where.get(node))}.",
-                    node._op.name if node._op is not None else "leaf", "backward", None,
-                    where_of(node))
+                    f"Made at {_fmt(None if leaf else _where.get(node))}.",
+                    "leaf" if leaf else node.op.name, "backward", None,
+                    None if leaf else where_of(node))
         return g
 
-    def on_done(self, node: Tensor, inputs: tuple[Tensor, ...], grads: dict) -> None:
+    def on_done(self, node: Node, edges: tuple, inputs: tuple[Tensor, ...], grads: dict) -> None:
         checked = self.checked
-        for i, x in enumerate(inputs):
-            gx = grads.get(x)
-            if gx is None or checked.get(x) is gx:
+        for i, (e, x) in enumerate(zip(edges, inputs)):
+            if e is None:
+                continue
+            k = x if e is LEAF else e
+            gx = grads.get(k)
+            if gx is None or checked.get(k) is gx:
                 continue
             if gx._data.dtype.kind == "f" and not _finite(gx._data):
                 bad = _bad(gx._data)
-                op = node._op.name
+                op = node.op.name
                 raise AnomalyError(
                     f"{op} (backward pass): the gradient it gave input {i} (shape {x.shape}) "
-                    f"holds {bad}; the output's shape is {node.shape} and the gradient arriving "
-                    f"at it was finite. {op} was called at {_fmt(_where.get(node))} in the "
-                    "forward pass.",
+                    f"holds {bad}; the gradient arriving at its result was finite. {op} was "
+                    f"called at {_fmt(_where.get(node))} in the forward pass.",
                     op, "backward", i, where_of(node))
-            checked[x] = gx
+            checked[k] = gx
 
 
 class detect_anomaly:

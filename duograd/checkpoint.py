@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from . import autograd
 from .autograd import Variadic, enable_grad, is_grad_enabled, no_grad
+from ._node import Node
 from ._tensor import Tensor, _wrap
 
 
@@ -47,7 +48,7 @@ def _rule(i: int, g: Tensor, out: Tensor, *inputs: Tensor, fn: Callable, args: t
         if not create:
             # Plain backward: stand-ins that share the arguments' data, so the recomputed
             # graph ends at them instead of reaching back through the whole outer graph.
-            stand_in = {id(x): _wrap(x._data, True) for x in inputs if x._op is not None}
+            stand_in = {id(x): _wrap(x._data, True) for x in inputs if type(x._node) is Node}
         call = tuple(stand_in.get(id(a), a) if isinstance(a, Tensor) else a for a in args)
         wrt = tuple(stand_in.get(id(x), x) for x in inputs)
         with enable_grad():
@@ -96,5 +97,5 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
     if not inputs:
         return out
     del calls  # the recording held every intermediate; let them go now
-    return _wrap(out._data, True, checkpoint_p, tuple(inputs.values()),
-                 {"fn": fn, "args": args, "memo": {}})
+    return _wrap(out._data, node=autograd.make_node(checkpoint_p, tuple(inputs.values()),
+                                                    {"fn": fn, "args": args, "memo": {}}))

@@ -40,6 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _context, autograd
+from ._node import LEAF, Node
 from .anomaly import where_of
 from .autograd import _fit, enable_grad, no_grad
 from ._tensor import Tensor, _wrap
@@ -255,18 +256,20 @@ def explain(output: Tensor, inputs: Tensor | Sequence[Tensor] | None = None,
         row = rows[k]
         rule_shapes = row.pop("_rule_shapes")
         axes = row["summed_axes"] = tuple(row["summed_axes"])
+        is_node = type(node) is Node
         if check:
             row["fd_error"], row["flagged"] = None, False
-            if node._inputs and node._op.checkable:
+            if is_node and node.op.checkable:
                 row["fd_error"], row["flagged"] = check_node(node, walk.cotangents[k], rng)
-        for i, x in enumerate(node._inputs or ()):
-            if x in walk.row_of:
+        for i, (e, x) in enumerate(zip(node.next, node.inputs) if is_node else ()):
+            key = x if e is LEAF else e
+            if e is not None and key in walk.row_of:
                 ax = axes[i]
                 label = _shape(x.shape)
                 if ax:
                     label = (f"{_shape(rule_shapes[i])} → {_shape(x.shape)}: sum over "
                              f"axis{'es' if len(ax) > 1 else ''} {', '.join(map(str, ax))}")
-                edges.append((k, walk.row_of[x], label))
+                edges.append((k, walk.row_of[key], label))
     return Explanation(rows, edges, check)
 
 
@@ -278,7 +281,7 @@ class _Walk:
 
     def __init__(self) -> None:
         self.rows: list[dict[str, Any]] = []
-        self.row_of: dict[Tensor, int] = {}
+        self.row_of: dict[Any, int] = {}
         self.cotangents: list[Tensor] = []
         self.counted: set[int] = set()
         self.leaf_buffers: set[int] | None = None
@@ -287,12 +290,13 @@ class _Walk:
     def on_pass(self, begin: bool) -> None:
         self.depth += 1 if begin else -1
 
-    def on_node(self, node: Tensor, g: Tensor) -> Tensor:
+    def on_node(self, node: Any, g: Tensor) -> Tensor:
         if self.depth != 1:  # a pass inside a rule (a checkpointed block's recomputation)
             return g
         if self.leaf_buffers is None:  # leaves are the caller's: their buffers are not saved
-            self.leaf_buffers = {id(_base(n._data)) for n in _graph(node) if n._op is None}
-        inputs_, kw, op = node._inputs, node._kw, node._op
+            self.leaf_buffers = {id(_base(n._data)) for n in _graph(node) if type(n) is not Node}
+        is_node = type(node) is Node
+        inputs_, kw, op = (node.inputs, node.kw, node.op) if is_node else (None, None, None)
         saved = 0
         if inputs_:
             for a in [x._data for x in inputs_] + _kw_arrays(kw):
@@ -304,18 +308,18 @@ class _Walk:
         self.row_of[node] = len(self.rows)
         self.cotangents.append(g)
         self.rows.append({
-            "op": "leaf" if op is None else op.name, "shape": node.shape,
+            "op": "leaf" if op is None else op.name, "shape": g.shape,
             "input_shapes": tuple(x.shape for x in inputs_) if inputs_ else (),
             "summed_axes": [None] * n, "grad_norm": _norm(g._data),
             "saved_bytes": saved, "where": where_of(node), "_rule_shapes": [None] * n})
         return g
 
-    def on_edge(self, node: Tensor, i: int, x: Tensor, raw: Tensor, gx: Tensor) -> None:
+    def on_edge(self, node: Node, i: int, x: Tensor, raw: Tensor, gx: Tensor) -> None:
         if self.depth != 1:
             return
         row = self.rows[-1]
-        if node._op.broadcast:  # the adjoint as an op of its own
-            ax, rs = summed_axes(node.shape, x.shape), node.shape
+        if node.op.broadcast:  # the adjoint as an op of its own
+            ax, rs = summed_axes(row["shape"], x.shape), row["shape"]
         else:
             rs = raw.shape
             ax = summed_axes(raw.shape, x.shape) if raw.shape != x.shape else ()
@@ -323,14 +327,14 @@ class _Walk:
         row["_rule_shapes"][i] = rs
 
 
-def _graph(root: Tensor) -> list[Tensor]:
-    """Every node reachable from ``root`` through inputs that require grad."""
+def _graph(root: Any) -> list[Any]:
+    """Every graph key reachable from ``root`` through edges that need a gradient."""
     seen, stack = {root}, [root]
     while stack:
-        for x in stack.pop()._inputs or ():
-            if x.requires_grad and x not in seen:
-                seen.add(x)
-                stack.append(x)
+        for k, _ in autograd.inputs_of(stack.pop()):
+            if k not in seen:
+                seen.add(k)
+                stack.append(k)
     return list(seen)
 
 
@@ -348,7 +352,7 @@ def _vjp(op: Any, i: int, g: np.ndarray, xs: list[np.ndarray], kw: dict) -> np.n
     """Input ``i``'s cotangent by the rule, on float64 copies, fitted to the input's shape."""
     with no_grad():
         ts = [_wrap(a) for a in xs]
-        out = _wrap(op.forward(*xs, **kw), True, op, tuple(ts), kw)
+        out = _wrap(op.forward(*xs, **kw))
         return _fit(op, i, op.vjp_rule(i)(_wrap(g), out, *ts, **kw), ts[i])._data
 
 
@@ -375,15 +379,15 @@ def _direction_check(phi: Any, x: np.ndarray, analytic: np.ndarray | None, rng: 
     return min(errors), all(bad)
 
 
-def check_node(node: Tensor, g: Tensor, rng: Any) -> tuple[float, bool]:
+def check_node(node: Node, g: Tensor, rng: Any) -> tuple[float, bool]:
     """The node's VJP rules against central finite differences: first order (each input's
     cotangent against the derivative of ``<g, forward>``) and the rules' own derivatives
     (against differences of the rule), which catches a rule that is right in value but
     detached from the graph. Returns (the largest relative error, whether flagged)."""
-    op, kw = node._op, node._kw or {}
-    xs = [_f64(x._data) for x in node._inputs]
+    op, kw = node.op, node.kw or {}
+    xs = [_f64(x._data) for x in node.inputs]
     g64 = _f64(g._data)
-    diff = [i for i, x in enumerate(node._inputs) if x.requires_grad]
+    diff = [i for i, e in enumerate(node.next) if e is not None]
     worst, flagged = 0.0, False
 
     def at(i: int, a: np.ndarray) -> list[np.ndarray]:

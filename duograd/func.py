@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import autograd, ops
+from ._node import Node
 from .autograd import (_toposort, enable_grad, enter_forward_level, exit_forward_level, pop_tangent,
                        set_tangent)
 from ._tensor import Tensor, _as_tensor, _wrap
@@ -43,9 +44,9 @@ def _needs_graph(outs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bool:
     can anyone differentiate the gradients, so only then are they recorded."""
     if not autograd.is_grad_enabled():
         return False
-    ids = {id(a) for a in aliases if a._op is None}
+    ids = {id(a) for a in aliases if a.is_leaf}
     roots = [o for o in outs if o.requires_grad]
-    return any(n._op is None and id(n) not in ids for n in _toposort(roots)) if roots else False
+    return any(type(n) is not Node and id(n) not in ids for n in _toposort(roots)[0]) if roots else False
 
 
 def _argnums(argnums: Argnums, nargs: int, fn: str) -> tuple[int, ...]:

@@ -1,9 +1,11 @@
 """Hooks on a Tensor's gradient, ``retain_grad``, and what a backward pass shows them.
 
 ``t.register_hook(fn)`` and ``t.retain_grad()`` (bound onto the Tensor by
-``methods.py``) keep their state here, in maps keyed by the Tensor's identity that
-forget a Tensor when it dies, not in the Tensor itself: a primitive call pays nothing
-for them. While at least one hook or retained tensor is alive, the one listener below
+``methods.py``) keep their state here, in maps keyed by the tensor's place in the graph
+(its node, as torch attaches a tensor's hooks to its ``grad_fn``, or the leaf itself) that
+forget an entry when its key dies, not in the Tensor itself: a primitive call pays nothing
+for them. A node's own hooks (``grad_fn.register_prehook``/``register_hook``) are kept on
+the node and run here too. While at least one hook or retained tensor is alive, the one listener below
 (``_HOOKS``) sits at the bottom of the listener stack (``duograd._context``) and
 ``autograd.backpropagate`` tells it of every node's cotangent (``on_node``); otherwise
 it is off the stack and costs nothing. At the bottom, it runs before every other
@@ -31,6 +33,7 @@ import weakref
 from typing import Any, Callable, Iterator
 
 from . import _context
+from ._node import LEAF, Node
 from ._tensor import Tensor
 
 _ids = itertools.count()
@@ -96,11 +99,17 @@ class IdWeakMap:
         return iter([t for t in (e() for e in list(self._d.values())) if t is not None])
 
 
+def _key(t: Tensor) -> Any:
+    """``t``'s place in the graph: its node, or the leaf itself."""
+    n = t._node
+    return t if n is LEAF else n
+
+
 class RemovableHandle:
     """What ``register_hook`` returns; ``remove()`` takes the hook off (twice is fine)."""
 
     def __init__(self, tensor: Tensor, key: int) -> None:
-        self._tensor = weakref.ref(tensor)
+        self._tensor = weakref.ref(_key(tensor))
         self._key = key
 
     def remove(self) -> None:
@@ -123,7 +132,7 @@ def _refresh() -> None:
     """Keep the listener on the stack exactly while something needs it."""
     if _hooks is None or _retained is None:  # a weak reference dying at interpreter exit
         return
-    on = bool(len(_hooks) or len(_retained))
+    on = bool(len(_hooks) or len(_retained) or len(_watched))
     if on != (_HOOKS in _context.stack()):
         if on:
             _context.push(_HOOKS, bottom=True)
@@ -131,8 +140,15 @@ def _refresh() -> None:
             _context.remove(_HOOKS)
 
 
-_hooks = IdWeakMap(on_empty=_refresh)     # Tensor -> {key: fn}, in registration order
-_retained = IdWeakMap(on_empty=_refresh)  # Tensor -> True
+_hooks = IdWeakMap(on_empty=_refresh)     # graph key -> {key: fn}, in registration order
+_retained = IdWeakMap(on_empty=_refresh)  # node -> weak reference to the tensor keeping its grad
+_watched = IdWeakMap(on_empty=_refresh)   # nodes with hooks of their own -> True
+
+
+def watch_node(node: Node) -> None:
+    """Keep the listener on while ``node`` (which has hooks of its own) lives."""
+    _watched[node] = True
+    _refresh()
 
 
 def register_hook(self: Tensor, fn: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
@@ -153,10 +169,11 @@ def register_hook(self: Tensor, fn: Callable[[Tensor], Tensor | None]) -> Remova
                            "grad, so no gradient will ever reach a hook on it")
     if not callable(fn):
         raise TypeError(f"register_hook: expected a callable, got {type(fn).__name__}")
-    hooks = _hooks.get(self)
+    k = _key(self)
+    hooks = _hooks.get(k)
     if hooks is None:
         hooks = {}
-        _hooks[self] = hooks
+        _hooks[k] = hooks
     key = next(_ids)
     hooks[key] = fn
     _refresh()
@@ -179,33 +196,78 @@ def retain_grad(self: Tensor) -> None:
     if not self.requires_grad:
         raise RuntimeError(f"retain_grad: the tensor of shape {self.shape} does not require "
                            "grad and has no gradient to keep")
-    if self._op is not None:
-        _retained[self] = True
+    if self._node is not LEAF:
+        _retained[self._node] = weakref.ref(self)
         _refresh()
+
+
+def retains_grad(self: Tensor) -> bool:
+    """Whether this non-leaf tensor keeps its ``.grad`` (``retain_grad()`` was called)."""
+    return self._node is not LEAF and self._node is not None and \
+        (_retained.get(self._node) or (lambda: None))() is self
 
 
 class _Hooks:
     """The listener of the backward pass while hooks or retained tensors exist."""
 
-    def on_node(self, node: Tensor, g: Tensor) -> Tensor:
+    def __init__(self) -> None:
+        self._edges: dict = {}  # node -> the gradients its rules gave, for its post-hooks
+
+    def on_node(self, node: Any, g: Tensor) -> Tensor:
         hooks = _hooks.get(node)
         if hooks:
-            g = self._run_hooks(node, g, hooks)
-        if node._op is not None and node in _retained:
-            node.grad = g if node.grad is None else node.grad + g
+            g = self._run_hooks(g, hooks)
+        if type(node) is Node:
+            extra = node.extra
+            if extra is not None and extra.get("prehooks"):
+                for fn in list(extra["prehooks"].values()):
+                    r = fn((g,))
+                    if r is not None:
+                        g = self._checked(g, r[0] if isinstance(r, (tuple, list)) else r)
+            if extra is not None and extra.get("hooks"):
+                self._edges[node] = (g, {})
+            ref = _retained.get(node)
+            t = ref() if ref is not None else None
+            if t is not None:
+                t.grad = g if t.grad is None else t.grad + g
         return g
 
+    def on_edge(self, node: Any, i: int, x: Tensor, raw: Tensor, gx: Tensor) -> None:
+        seen = self._edges.get(node)
+        if seen is not None:
+            seen[1][i] = gx
+
+    def on_done(self, node: Any, edges: tuple, inputs: tuple, grads: dict) -> None:
+        seen = self._edges.pop(node, None)
+        if seen is None:
+            return
+        g, given = seen
+        grad_inputs = tuple(given.get(i) for i in range(len(edges)))
+        for fn in list(node.extra["hooks"].values()):
+            r = fn(grad_inputs, (g,))
+            if r is None:
+                continue
+            for i, (old, new) in enumerate(zip(grad_inputs, r)):
+                if old is None or new is old:
+                    continue
+                k = inputs[i] if edges[i] is LEAF else edges[i]
+                grads[k] = grads[k] - old + new
+            grad_inputs = tuple(r)
+
     @staticmethod
-    def _run_hooks(node: Tensor, g: Tensor, hooks: dict) -> Tensor:
+    def _checked(g: Tensor, r: Any) -> Tensor:
+        if not isinstance(r, Tensor) or r.shape != g.shape:
+            got = r.shape if isinstance(r, Tensor) else type(r).__name__
+            raise ValueError(f"register_hook: a hook on a tensor of shape {g.shape} returned "
+                             f"{got}; it must return None or a Tensor of the tensor's shape")
+        return r
+
+    @classmethod
+    def _run_hooks(cls, g: Tensor, hooks: dict) -> Tensor:
         for fn in list(hooks.values()):
             r = fn(g)
             if r is not None:
-                if not isinstance(r, Tensor) or r.shape != node.shape:
-                    got = r.shape if isinstance(r, Tensor) else type(r).__name__
-                    raise ValueError(f"register_hook: a hook on a tensor of shape "
-                                     f"{node.shape} returned {got}; it must return None "
-                                     "or a Tensor of the tensor's shape")
-                g = r
+                g = cls._checked(g, r)
         return g
 
 

@@ -36,7 +36,8 @@ from .autograd import Primitive
 from . import ops
 from .ops import (concatenate_p, equal_p, getitem_p, not_equal_p, reshape_p, scatter_add_p,
                   sum_p, transpose_p, where_p)
-from ._tensor import Tensor, _derive, _lift_all, _wrap
+from ._tensor import Tensor, _derive, _lift_all, _result_type, _wrap
+from .shapes import ShapeError
 
 _INT64 = np.dtype(np.int64)
 
@@ -167,9 +168,9 @@ def _join(tensors: Sequence[Any], dim: Any, op: str) -> Tensor:
     for k, t in enumerate(kept):
         if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape))
                                        if i != d):
-            raise RuntimeError(f"{op}: sizes of tensors must match except in dimension {d}; got "
-                               f"{first.shape} and {t.shape} (tensor {k})")
-    dtype = np.result_type(*[t.dtype for t in kept])
+            raise ShapeError(f"{op}: sizes of tensors must match except in dimension {d}; got "
+                             f"{first.shape} and {t.shape} (tensor {k})")
+    dtype = _result_type(kept, op)
     kept = [t if t.dtype == dtype else ops.astype(t, dtype) for t in kept]
     return kept[0] if len(kept) == 1 else concatenate_p(*kept, axis=d)
 
@@ -219,8 +220,8 @@ def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> T
         raise RuntimeError("stack: expects a non-empty list of tensors")
     for k, t in enumerate(ts):
         if t.shape != ts[0].shape:
-            raise RuntimeError(f"stack: expects each tensor to be equal size, but got {ts[0].shape} "
-                               f"at entry 0 and {t.shape} at entry {k}")
+            raise ShapeError(f"stack: expects each tensor to be equal size, but got {ts[0].shape} "
+                             f"at entry 0 and {t.shape} at entry {k}")
     d = dim_index(dim, ts[0].ndim + 1, "stack", ts[0].shape)
     return _join([ops.unsqueeze(t, d) for t in ts], d, "stack")
 
@@ -865,8 +866,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
         raise RuntimeError(f"where: shapes {c.shape}, {_shape(input)} and {_shape(other)} do not "
                            "broadcast") from None
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        dt = np.result_type(np.asarray(input).dtype, np.asarray(other).dtype)
-        dt = np.dtype(np.float64) if dt.kind == "f" else dt
+        dt = _result_type((input, other), "where")  # two numbers: the default dtypes, as torch
         return where_p(c, _wrap(np.asarray(input, dt)), _wrap(np.asarray(other, dt)))
     return ops.where(c, input, other)
 

@@ -2,23 +2,24 @@
 
 Every in-place write goes through one function, ``write(t, op, *operands)``: it computes
 ``op(t, *operands)`` with the ordinary primitives (so the result is recorded like any other
-operation), copies the values into ``t``'s own array, bumps the version of that memory
-(``autograd.bump``) and, when the result has history, rebases ``t`` onto it
-(``autograd.rebase``): ``t`` becomes the node of the in-place op, whose input is a stand-in
-holding the node ``t`` had. So ``t`` keeps its identity (views and ``from_numpy`` arrays see
-the new values) and its gradient flows through its old value, as in torch.
+operation), copies the values into ``t``'s own array and bumps the version of that memory
+(``_versions.bump``). When the result has history, ``t`` takes the result's graph node: the
+in-place op, whose input is a stand-in holding the node ``t`` had. Every node recorded
+before the write keeps its edge to that old node (``Node.next``), so nothing needs
+rewriting. ``t`` keeps its identity (views and ``from_numpy`` arrays see the new values)
+and its gradient flows through its old value, as in torch.
 
 Rules torch has and this module keeps:
 
 - A leaf that requires grad cannot be written while autograd records (``RuntimeError``);
   inside ``no_grad`` it can, and stays a leaf that requires grad.
 - A backward that needs a value saved before a write raises the version error, naming the
-  operation that saved it and both versions (``autograd._as_recorded``).
+  operation that saved it and both versions (``autograd._unpack``).
 - A write into a view changes the memory its base shares; a backward through the base's
   own graph after such a write raises (duograd does not rebase the base; torch does).
 
-``.data`` stays a NumPy escape hatch: writing into ``t.data`` changes the values and bumps
-nothing, as torch's ``.data``.
+``t.data`` is a Tensor on the same memory with a version counter of its own, so writing
+into it changes the values and bumps nothing ``t``'s graph checks, as torch's ``.data``.
 
 >>> import duograd as dg
 >>> w = dg.tensor([1.0, 2.0], requires_grad=True)
@@ -31,16 +32,16 @@ nothing, as torch's ``.data``.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import numpy as np
 
 from . import ops
 from ._tensor import Tensor, _derive, _draw, _new
-from . import _context as _ctx
+from . import _context as _ctx, _versions
+from ._node import LEAF
 from .random import as_rng
-from .autograd import LINEAR, Primitive, bump, rebase, zeros_like_p
+from .autograd import LINEAR, Primitive, zeros_like_p
 
 
 def _assign_fwd(x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -70,9 +71,9 @@ def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: 
     """THE in-place write: ``t``'s values become ``op(t, *operands, **kw)``; returns ``t``.
 
     Every in-place method, augmented assignment and ``__setitem__`` comes here (the
-    optimizers write with NumPy and call ``autograd.bump``), so this is the one place that
-    checks, records, writes, counts the version and rebases. ``op`` is a primitive or a
-    function of primitives; ``t`` is passed to it as a stand-in that holds its current node.
+    optimizers write with NumPy and call ``_versions.bump``), so this is the one place that
+    checks, records, writes and counts the version. ``op`` is a primitive or a function of
+    primitives; ``t`` is passed to it as a stand-in that holds its current node.
     ``keep``: ``op``'s VJP rules read ``t``'s value before the write (mul_ when the other
     factor requires grad, pow_, clamp_), so the stand-in keeps a copy of it, as torch saves
     the original.
@@ -80,7 +81,7 @@ def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: 
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
     recording = _ctx.grad_enabled
-    if recording and t.requires_grad and t._op is None:
+    if recording and t._node is LEAF:
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                            "in-place operation. (Update parameters inside dg.no_grad(), or "
                            "write to a clone().)")
@@ -91,12 +92,10 @@ def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: 
     src = t
     if keep and not (t.requires_grad or any(_requires(o) for o in operands)):
         keep = False  # nothing will be recorded: no old value to keep
-    if recording:  # t's value before the write, holding t's node (t itself gets a new one)
+    if recording:  # t's value before the write, at t's node (t itself gets a new one)
         src = _new(Tensor)
-        src._data, src._grad, src._tangent = _derive(np.copy, t._data) if keep else t._data, None, t._tangent
-        src.requires_grad, src._op, src._inputs, src._kw = t.requires_grad, t._op, t._inputs, t._kw
-        if t._op is not None:
-            src._stamp = t._stamp
+        src._data = _derive(np.copy, t._data) if keep else t._data
+        src._grad, src._tangent, src._node = None, t._tangent, t._node
         operands = tuple(src if o is t else o for o in operands)
     try:
         new = op(src, *operands, **kw)
@@ -113,13 +112,13 @@ def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: 
             new = ops.cast_p(new, dtype=t.dtype)
     if _ctx.on_write:  # listeners: dg.compile's recording takes the write as an effect
         _ctx.write(t, name, new, src)
-    # Another holder of the array (a view's .base, a view of it) means other tensors may
-    # share the memory: t's own reference, src's, getrefcount's argument are the expected ones.
-    alias = t._data.base is not None or sys.getrefcount(t._data) > 2 + (src._data is t._data)
     np.copyto(t._data, new._data, casting="same_kind")
-    w = bump(t)
-    if new.requires_grad:
-        rebase(t, src, new, w, alias)
+    node = new._node if new.requires_grad else None
+    w = _versions.bump(t._data, recorded=node is not None)
+    if node is not None:  # t's value is now the in-place op's result, as of this write
+        node.stamp = w
+        node._extra()["written"] = w  # (the write it made is not one it consumed)
+        t._node = node
     if new._tangent:
         t._tangent = new._tangent
     return t

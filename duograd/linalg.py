@@ -178,7 +178,7 @@ def mm(x: Any, y: Any) -> Tensor:
     >>> dg.mm(dg.ones((2, 3)), dg.ones((3, 4))).shape
     (2, 4)
     """
-    x, y = _lift_all("mm", (x, y))
+    x, y = _lift_all("mm", (x, y), "matmul")
     _need("mm", x, 2, "self")
     _need("mm", y, 2, "mat2")
     if x.shape[1] != y.shape[0]:
@@ -193,7 +193,7 @@ def bmm(x: Any, y: Any) -> Tensor:
     >>> dg.bmm(dg.ones((5, 2, 3)), dg.ones((5, 3, 4))).shape
     (5, 2, 4)
     """
-    x, y = _lift_all("bmm", (x, y))
+    x, y = _lift_all("bmm", (x, y), "matmul")
     _need("bmm", x, 3, "batch1")
     _need("bmm", y, 3, "batch2")
     if x.shape[0] != y.shape[0] or x.shape[2] != y.shape[1]:
@@ -208,7 +208,7 @@ def mv(x: Any, v: Any) -> Tensor:
     >>> dg.mv(dg.ones((2, 3)), dg.ones(3)).numpy()
     array([3., 3.])
     """
-    x, v = _lift_all("mv", (x, v))
+    x, v = _lift_all("mv", (x, v), "matmul")
     _need("mv", x, 2, "self")
     _need("mv", v, 1, "vec")
     if x.shape[1] != v.shape[0]:
@@ -223,7 +223,7 @@ def dot(x: Any, y: Any) -> Tensor:
     >>> float(dg.dot(dg.tensor([1.0, 2.0]), dg.tensor([3.0, 4.0])))
     11.0
     """
-    x, y = _lift_all("dot", (x, y))
+    x, y = _lift_all("dot", (x, y), "matmul")
     _need("dot", x, 1, "self")
     _need("dot", y, 1, "tensor")
     if x.shape != y.shape:

@@ -153,7 +153,7 @@ cos_p = Primitive("cos", np.cos, vjp=(lambda g, out, x: -(g * sin_p(x)),), jvp=E
 # Piecewise-linear ops multiply g by a selector (a bool mask keeps g's dtype in NumPy's
 # product). NOTE: relu'(0) = 0 and abs'(0) = 0, as in PyTorch.
 relu_p = Primitive("relu", lambda x: np.maximum(x, x.dtype.type(0)),
-                   vjp=(lambda g, out, x: g * greater_p(x, 0.0),), jvp=ELEMENTWISE,
+                   vjp=(lambda g, out, x: g * greater_p(out, 0.0),), jvp=ELEMENTWISE,
                    replay=lambda: WithConstant(np.maximum, 0))
 abs_p = Primitive("abs", np.abs, vjp=(lambda g, out, x: g * sign_p(x),), jvp=ELEMENTWISE)
 clip_p = Primitive("clip", lambda x, lo, hi: np.clip(x, lo, hi),
@@ -338,7 +338,7 @@ def _matmul_fwd(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 # matmul is bilinear, so its JVP is the product with each tangent in turn.
 matmul_p = Primitive("matmul", _matmul_fwd, vjp=(_matmul_gx, _matmul_gy),
                      jvp=(lambda t, out, x, y: t @ y, lambda t, out, x, y: x @ t),
-                     replay=lambda: np.matmul)
+                     replay=lambda: np.matmul, promote="matmul")
 
 # nn.Linear's product in torch's layout, x @ w.T with w of shape (out, in), as one primitive
 # (torch.nn.functional.linear): the weight's gradient comes out (out, in) and contiguous,
@@ -355,7 +355,8 @@ def _linear_gw(g: Tensor, out: Tensor, x: Tensor, w: Tensor) -> Tensor:
 
 linear_p = Primitive("linear", lambda x, w: np.matmul(x, w.T),  # NumPy's errors name the shapes
                      vjp=(lambda g, out, x, w: g @ w, _linear_gw),
-                     jvp=(lambda t, out, x, w: linear_p(t, w), lambda t, out, x, w: linear_p(x, t)))
+                     jvp=(lambda t, out, x, w: linear_p(t, w), lambda t, out, x, w: linear_p(x, t)),
+                     promote="matmul")
 
 # ====================================================================== the public functions
 

@@ -2,9 +2,9 @@
 
 One walker serves all three kinds of node. The scalar ``Value`` and ``Var`` list
 their inputs in ``_prev`` and label their operation with the string ``_op`` (``''``
-for a leaf); a ``Tensor`` lists its inputs in ``_inputs`` (``None`` for a leaf, and
-also once a backward pass has released the graph) and keeps its operation in
-``_op``, a ``Primitive`` whose ``.name`` is the label. The walk is iterative, so a
+for a leaf); a ``Tensor`` points to its graph node (``grad_fn``), which holds the input
+Tensors (none for a leaf, and none once a backward pass has released the graph) and the
+operation, a ``Primitive`` whose ``.name`` is the label. The walk is iterative, so a
 chain of any depth can be counted and drawn without touching Python's recursion limit.
 
 Nodes are numbered in the order the walk finishes them (inputs before the nodes
@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ._node import Node
 from ._tensor import Tensor
 
 __all__ = ["count_nodes", "to_dot", "draw"]
@@ -41,7 +42,8 @@ _COLOURS = {"param": "#cfe2f3", "const": "#eeeeee", "op": "#ffffff", "root": "#f
 def _inputs_of(node: Any) -> tuple:
     """The nodes ``node`` was computed from, in argument order (empty for a leaf)."""
     if isinstance(node, Tensor):
-        return node._inputs or ()
+        n = node._node
+        return n.inputs or () if type(n) is Node else ()
     try:
         return tuple(node._prev)
     except AttributeError:
@@ -108,7 +110,7 @@ def _kind(node: Any, is_root: bool) -> str:
     if is_root:
         return "root"
     if isinstance(node, Tensor):
-        if node._op is not None:
+        if type(node._node) is Node:
             return "op"
         return "param" if node.requires_grad else "const"
     return "op" if node._op else "param"
@@ -118,15 +120,16 @@ def _label(node: Any) -> str:
     """The lines of a node's box: the operation, then its value (scalars) or its
     shape and a summary of its values (tensors), then its gradient when it has one."""
     if isinstance(node, Tensor):
-        if node._op is None:
+        n = node._node
+        if type(n) is not Node:
             head = "leaf" if node.requires_grad else "const"
         else:
-            head = node._op.name + (" (released)" if node._inputs is None else "")
+            head = n.op.name + (" (released)" if n.inputs is None else "")
         lines = [head, f"{node.shape} {node.dtype}", _preview(node._data)]
         if node.grad is not None:
             lines.append("grad " + _preview(node.grad._data))
         return "\n".join(lines)
-    lines = [node._op or "leaf", "data " + _fmt(node.data)]
+    lines = [node._op or "leaf", "data " + _fmt(node.data)]  # a scalar Value or Var
     grad = getattr(node, "grad", None)  # Value has one, Var does not
     if isinstance(grad, float):
         lines.append("grad " + _fmt(grad))

@@ -102,7 +102,7 @@ def _evaluate(model: nn.Module, X: dg.Tensor, y: np.ndarray) -> tuple[float, flo
     with dg.no_grad():
         logits = model(X)
         loss = F.cross_entropy(logits, y).item()
-    pred = np.argmax(logits.data, axis=1)
+    pred = np.argmax(logits.detach().numpy(), axis=1)
     return loss, float(np.mean(pred == y)), pred
 
 

@@ -182,7 +182,7 @@ def checkpoint_tradeoff(depth: int, width: int, batch: int, repeats: int) -> dic
     g_plain, g_ck = step(False), step(True)
     identical = all(np.array_equal(a.detach().numpy(), b.detach().numpy())
                     for a, b in zip(g_plain, g_ck))
-    grad_bytes = sum(t.data.nbytes for t in flat)
+    grad_bytes = sum(t._data.nbytes for t in flat)
     peak_plain, peak_ck = _peak_bytes(lambda: step(False)), _peak_bytes(lambda: step(True))
     tp, tc = [], []
     for _ in range(repeats):

@@ -66,7 +66,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
         # n / m = 4**k with n * m = product, so n = side * 2**k and m = side / 2**k.
         n, m = int(side * 2.0 ** k), int(side / 2.0 ** k)
         f, x, exact = _problem(n, m, rng)
-        J_fwd, J_rev = func.jacfwd(f)(x).data, func.jacrev(f)(x).data
+        J_fwd, J_rev = func.jacfwd(f)(x).detach().numpy(), func.jacrev(f)(x).detach().numpy()
         worst = max(worst, float(np.max(np.abs(J_fwd - exact))), float(np.max(np.abs(J_rev - exact))))
         func.jacfwd(f)(x), func.jacrev(f)(x)  # warm-up
         tf, tr = [], []

@@ -448,7 +448,7 @@ def train_pair(kind: str, seed: int, size: str, data: dict[str, tuple[np.ndarray
         "dev_curve": dev_curve, "dev_steps": dev_steps, "seconds": seconds,
         "dev_nll": eval_nll(kind, model, data["dev"]),
         "test_nll": eval_nll(kind, model, data["test"]),
-        "parameters": int(sum(p.data.size for p in model.parameters())), "model": model}
+        "parameters": int(sum(p.numel() for p in model.parameters())), "model": model}
     if twin is not None:
         diffs = np.abs(np.array(curve) - np.array(tcurve))
         out.update({

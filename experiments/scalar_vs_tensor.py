@@ -151,13 +151,13 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
             nodes = {"scalar": viz.count_nodes(sloss), "tensor": viz.count_nodes(tloss)}
         tloss.backward()
         loss_diff = max(loss_diff, abs(sloss.data - tloss.item()))
-        grad_diff = max(grad_diff, max(float(np.max(np.abs(gs - p.grad.data)))
+        grad_diff = max(grad_diff, max(float(np.max(np.abs(gs - p.grad.numpy())))
                                        for gs, p in zip(grads_s, tparams)))
         topt.step()
         assert loss_diff <= TOLERANCE and grad_diff <= TOLERANCE, (
             f"scalar_vs_tensor: the engines disagree at step {step}: loss differs by "
             f"{loss_diff:.3g}, a gradient by {grad_diff:.3g} (tolerance {TOLERANCE:g})")
-    weight_diff = max(float(np.max(np.abs(ws - p.data)))
+    weight_diff = max(float(np.max(np.abs(ws - p.detach().numpy())))
                       for ws, p in zip(_scalar_arrays(smodel, "data"), tparams))
 
     def tensor_step():

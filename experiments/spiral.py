@@ -125,15 +125,15 @@ def train_one(seed: int, noise: float, epochs: int, curves: bool = True,
                 test_loss = F.cross_entropy(test_logits, yte)
             curve["train_loss"].append(loss.item())
             curve["test_loss"].append(test_loss.item())
-            curve["train_accuracy"].append(accuracy(logits.data, ytr))
-            curve["test_accuracy"].append(accuracy(test_logits.data, yte))
+            curve["train_accuracy"].append(accuracy(logits.detach().numpy(), ytr))
+            curve["test_accuracy"].append(accuracy(test_logits.detach().numpy(), yte))
     seconds = time.perf_counter() - t0
     # Accuracy of the trained network (the curves above lag one step behind it).
     with dg.no_grad():
         tr_logits, te_logits = model(xtr), model(xte)
         result: dict[str, Any] = {
-            "train_accuracy": accuracy(tr_logits.data, ytr),
-            "test_accuracy": accuracy(te_logits.data, yte),
+            "train_accuracy": accuracy(tr_logits.detach().numpy(), ytr),
+            "test_accuracy": accuracy(te_logits.detach().numpy(), yte),
             "train_loss": F.cross_entropy(tr_logits, ytr).item(),
             "test_loss": F.cross_entropy(te_logits, yte).item(),
             "train_seconds": seconds}
@@ -256,7 +256,7 @@ def _boundary(ax, model, noise: float, stats: dict[str, Any], grid: int, title: 
     gx, gy = np.meshgrid(xs, xs)
     pts = np.stack([gx.ravel(), gy.ravel()], axis=1)
     with dg.no_grad():
-        logits = model(dg.tensor(pts)).data
+        logits = model(dg.tensor(pts)).detach().numpy()
     # P(class 1) from the two logits: a softmax over two classes is a sigmoid of their difference.
     p1 = (1.0 / (1.0 + np.exp(-(logits[:, 1] - logits[:, 0])))).reshape(gx.shape)
     ax.contourf(gx, gy, p1, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.45)

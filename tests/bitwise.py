@@ -25,7 +25,7 @@ def same(a: Any, b: Any) -> None:
 def snapshot(model: Any, opt: Any) -> tuple:
     """Copies of what a training step changes: each parameter's values and ``.grad``, the
     optimizer's state (``state_dict()``'s arrays) and its groups' options."""
-    params = [(p.data.copy(), None if p.grad is None else p.grad.data.copy())
+    params = [(p._data.copy(), None if p.grad is None else p.grad._data.copy())
               for p in model.parameters()]
     sd = opt.state_dict()
     state = {k: {n: as_numpy(v).copy() for n, v in s.items()} for k, s in sd["state"].items()}

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import _context, autograd
+from .. import _context, _versions, autograd
 from .._context import Derive, Host, Update
 from .._tensor import Tensor, _Input
 
@@ -304,6 +304,12 @@ class Recorder(_context.listening_to):
         place with ``value``'s values: an effect the replay redoes, when the values come from
         the primitives; else an error, here, at the user's line."""
         d = t._data
+        if value is not None and _versions.through_data(d):
+            raise RuntimeError(
+                f"dg.compile: {what} writes in place through `.data` (shape {d.shape}, {d.dtype}), "
+                "a tensor sharing another tensor's memory that no replay could find again. Write "
+                "to the tensor itself under no_grad (`with dg.no_grad(): p.add_(...)`) or with an "
+                "optimizer")
         if value is not None:  # in place (inplace.write): value is a Tensor of the recording
             seen = self.sums.pop(id(d), None)
             if seen is not None and _checksum(d) != seen[1]:

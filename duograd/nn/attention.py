@@ -94,7 +94,7 @@ class MultiheadAttention(Module):
         self.in_proj_bias = tensor(np.zeros(3 * e), requires_grad=True) if bias else None
         self.out_proj = Linear(e, e, bias=bias, rng=gen)
         if bias:
-            self.out_proj.bias.data[...] = 0.0
+            self.out_proj.bias._data[...] = 0.0
         self._rng = gen
 
     def _project(self, x: Tensor, i: int) -> Tensor:
@@ -164,4 +164,4 @@ class MultiheadAttention(Module):
 
 
 def _plain(x: Any) -> Any:
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x

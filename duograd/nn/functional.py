@@ -29,7 +29,7 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 def _values(x: Any) -> np.ndarray:
     """The plain array behind a Tensor, list or array (never differentiated)."""
-    return np.asarray(x.data if isinstance(x, Tensor) else x)
+    return np.asarray(x._data if isinstance(x, Tensor) else x)
 
 
 def _reduce(x: Tensor, reduction: str, fn: str) -> Tensor:
@@ -405,11 +405,11 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
     """
     fn = "binary_cross_entropy"
     input, target = _binary_operands(fn, input, target, size_average, reduce, reduction)
-    data = input.data
+    data = input._data
     if data.size and not ((data >= 0) & (data <= 1)).all():
         raise RuntimeError(f"{fn}: all elements of the input (shape {input.shape}) must be "
                            "between 0 and 1")
-    tdata = target.data
+    tdata = target._data
     if tdata.size and not ((tdata >= 0) & (tdata <= 1)).all():
         raise RuntimeError(f"{fn}: all elements of the target (shape {target.shape}) must be "
                            "between 0 and 1")
@@ -487,7 +487,7 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     if beta == 0.0:
         return _reduce(a, reduction, fn)
     # NOTE: at |d| == beta torch takes the linear branch (both have slope sign(d) there)
-    loss = where(a.data < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+    loss = where(a._data < beta, d * d * (0.5 / beta), a - 0.5 * beta)
     return _reduce(loss, reduction, fn)
 
 
@@ -507,7 +507,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
         raise RuntimeError(f"{fn}: delta must be positive, got {delta}")
     d = _diff(input, target)
     a = d.abs()
-    loss = where(a.data < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    loss = where(a._data < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
     weight = _const(weight, loss)
     if weight is not None:
         loss = loss * weight
@@ -536,7 +536,7 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        pos = target.data > 0
+        pos = target._data > 0
         safe = where(pos, target, 1.0)
         loss = where(pos, target * safe.log(), 0.0) - target * input
     if reduction == "batchmean":
@@ -786,8 +786,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                     buf.mul_(1 - m)
                     buf.add_(new.to(buf.dtype) * m)
     else:
-        rm = running_mean.data.astype(input.dtype).reshape(cshape)
-        rv = running_var.data.astype(input.dtype).reshape(cshape)
+        rm = running_mean._data.astype(input.dtype).reshape(cshape)
+        rv = running_var._data.astype(input.dtype).reshape(cshape)
         out = (input - rm) / np.sqrt(rv + input.dtype.type(eps))
     if weight is not None:
         out = out * _as_tensor(weight).reshape(cshape)
@@ -857,7 +857,7 @@ def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | 
     """A bool mask as an additive float mask (0 or -inf); a float mask as it is."""
     if isinstance(mask, Tensor) and np.dtype(mask.dtype).kind == "f":
         return mask
-    arr = np.asarray(mask.data if isinstance(mask, Tensor) else mask)
+    arr = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
     if arr.dtype == np.bool_:
         blocked = ~arr if allowed_when_true else arr
         return np.where(blocked, -np.inf, 0.0).astype(dtype)

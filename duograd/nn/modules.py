@@ -62,7 +62,7 @@ class _IncompatibleKeys(NamedTuple):
 def _read_array(value: Any) -> np.ndarray:
     """A duograd Tensor, a torch tensor or an array-like, as a NumPy array."""
     if isinstance(value, Tensor):
-        return value.data
+        return value._data
     if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
         return value.detach().cpu().numpy()  # a torch.Tensor, read without importing torch
     return np.asarray(value)
@@ -302,7 +302,7 @@ class Module:
                             f"point dtypes, but got desired dtype={dtype}")
         for _, t in list(self.named_parameters()) + list(self.named_buffers()):
             if np.dtype(t.dtype).kind == "f":
-                t.data = t.data.astype(dtype)  # the same Tensor objects, as torch keeps Parameters
+                t.data = t._data.astype(dtype)  # the same Tensor objects, as torch keeps Parameters
         return self
 
     def to(self, *args: Any, dtype: Any = None, **kwargs: Any) -> "Module":
@@ -370,7 +370,7 @@ class Module:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor(np.zeros_like(p.grad.data))
+                p.grad = Tensor(np.zeros_like(p.grad._data))
 
     # ------------------------------------------------------------ state
     def state_dict(self) -> "OrderedDict[str, np.ndarray]":
@@ -387,7 +387,7 @@ class Module:
         for name, t in self._walk("", "state"):
             if id(t) not in seen:
                 seen.add(id(t))
-                out[name] = t.data.copy()
+                out[name] = t._data.copy()
         return out
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
@@ -481,7 +481,7 @@ class Module:
         >>> path = nn.Linear(2, 3, rng=0).save(os.path.join(tempfile.mkdtemp(), "layer.npz"))
         >>> other = nn.Linear(2, 3, rng=1)
         >>> other.load(path)
-        >>> bool((other.weight.data == nn.Linear(2, 3, rng=0).weight.data).all())
+        >>> bool((other.weight.data == nn.Linear(2, 3, rng=0).weight.detach().numpy()).all())
         True
         """
         with np.load(os.fspath(path), allow_pickle=False) as f:
@@ -671,7 +671,7 @@ def _buffer_weight(weight: Any) -> Any:
     """A loss's class weight, kept as an array (not a parameter the walk would find)."""
     if weight is None:
         return None
-    return np.array(weight.data if isinstance(weight, Tensor) else weight)
+    return np.array(weight._data if isinstance(weight, Tensor) else weight)
 
 
 class _Loss(Module):

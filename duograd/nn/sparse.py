@@ -57,7 +57,7 @@ class Embedding(Module):
             if self.padding_idx is not None:
                 w[self.padding_idx] = 0.0
         else:
-            w = np.array(_weight.data if isinstance(_weight, Tensor) else _weight, dtype=float)
+            w = np.array(_weight._data if isinstance(_weight, Tensor) else _weight, dtype=float)
             if w.shape != (self.num_embeddings, self.embedding_dim):
                 raise AssertionError(f"Embedding: _weight of shape {w.shape} must have shape "
                                      f"({self.num_embeddings}, {self.embedding_dim})")
@@ -73,7 +73,7 @@ class Embedding(Module):
         >>> nn.Embedding.from_pretrained(dg.ones((3, 3))).weight.requires_grad
         False
         """
-        arr = embeddings.data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        arr = embeddings._data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
         if arr.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D, got shape {arr.shape}")
         return cls(arr.shape[0], arr.shape[1], padding_idx=padding_idx, _weight=arr, _freeze=freeze)

@@ -72,7 +72,7 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float, norm_typ
     with_grad = [p for p in params if p.grad is not None]
     if not with_grad:
         return 0.0
-    grads = [p.grad.data for p in with_grad]
+    grads = [p.grad._data for p in with_grad]
     if norm_type == math.inf:
         norms = np.array([np.max(np.abs(g)) if g.size else 0.0 for g in grads])
         total = float(np.max(norms))
@@ -126,7 +126,7 @@ def _layouts(module: Module) -> dict[str, TorchLayout]:
 def _read(value: Any) -> np.ndarray:
     """A PyTorch tensor, a duograd Tensor or an array-like, as a NumPy array."""
     if isinstance(value, Tensor):
-        return value.data
+        return value._data
     if hasattr(value, "detach") and hasattr(value, "cpu") and hasattr(value, "numpy"):
         return value.detach().cpu().numpy()  # a torch.Tensor, read without importing torch
     return np.asarray(value)
@@ -142,13 +142,13 @@ def torch_state_dict(module: Module, numpy: bool = False) -> "OrderedDict[str, A
     >>> from duograd import nn
     >>> layer = nn.Linear(3, 2, rng=0)
     >>> sd = nn.utils.torch_state_dict(layer, numpy=True)
-    >>> sd["weight"].shape, bool((sd["weight"] == layer.weight.data).all())
+    >>> sd["weight"].shape, bool((sd["weight"] == layer.weight.detach().numpy()).all())
     ((2, 3), True)
     """
     layouts = _layouts(module)
     arrays = OrderedDict()
     for name, p in module.named_parameters():
-        arr = layouts[name].to_torch(p.data) if name in layouts else p.data
+        arr = layouts[name].to_torch(p._data) if name in layouts else p._data
         arrays[name] = np.array(arr, order="C", copy=True)
     if numpy:
         return arrays
@@ -176,7 +176,7 @@ def load_torch_state_dict(module: Module, state_dict: Mapping[str, Any]) -> None
     >>> layer = nn.Linear(3, 2, rng=0)
     >>> w_torch = np.arange(6.0).reshape(2, 3)           # PyTorch's (out, in)
     >>> nn.utils.load_torch_state_dict(layer, {"weight": w_torch, "bias": np.zeros(2)})
-    >>> layer.weight.data                                # the same layout
+    >>> layer.weight.detach().numpy()                                # the same layout
     array([[0., 1., 2.],
            [3., 4., 5.]])
     """
@@ -190,7 +190,7 @@ def load_torch_state_dict(module: Module, state_dict: Mapping[str, Any]) -> None
     converted: OrderedDict[str, np.ndarray] = OrderedDict()
     for name, p in params.items():
         layout = layouts.get(name)
-        torch_shape = layout.to_torch(p.data).shape if layout else p.shape
+        torch_shape = layout.to_torch(p._data).shape if layout else p.shape
         where = f" ({layout.description})" if layout else ""
         if name not in state_dict:
             problems.append(f"missing key '{name}' (PyTorch shape {torch_shape}{where})")

@@ -22,7 +22,7 @@ parameters) records again. The other optimizers' steps are host steps: a replay 
 >>> opt = optim.SGD([w], lr=0.1)
 >>> (w * w).sum().backward()
 >>> opt.step()
->>> w.data
+>>> w.detach().numpy()
 array([ 0.8, -1.6])
 """
 
@@ -35,7 +35,8 @@ import numpy as np
 
 from .. import _context as _ctx
 from .._context import Host, Update
-from ..autograd import bump, host
+from .._versions import bump as _bump
+from ..autograd import host
 from .._tensor import Tensor  # a public name; not `from .. import` (an import cycle)
 from . import foreach
 from .foreach import lerp_ as _lerp_
@@ -84,7 +85,7 @@ def _write(p: Tensor, base: np.ndarray, step: np.ndarray) -> None:
         np.subtract(base, step, out=data)
     else:
         p.data = base - step
-    bump(p)
+    _bump(p._data)
 
 class Optimizer:
     """What every optimizer shares, as ``torch.optim.Optimizer``: ``param_groups`` (a list
@@ -105,7 +106,7 @@ class Optimizer:
     >>> w.grad = dg.tensor([2.0]); b.grad = dg.tensor([2.0])
     >>> opt.lr = 0.25          # the first group's lr, used at the next step
     >>> opt.step(); opt.zero_grad()
-    >>> w.data, b.data, w.grad
+    >>> w.detach().numpy(), b.detach().numpy(), w.grad
     (array([0.5]), array([0.8]), None)
     """
 
@@ -211,7 +212,7 @@ class Optimizer:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor(np.zeros_like(p.grad.data))
+                p.grad = Tensor(np.zeros_like(p.grad._data))
 
     def step(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -354,7 +355,7 @@ class SGD(Optimizer):
     ...     opt.zero_grad()
     ...     (w * w).sum().backward()
     ...     opt.step()
-    >>> w.data.round(6)      # 1 - 0.2 = 0.8, then 0.8 - 0.1 * (0.9 * 2 + 1.6)
+    >>> w.detach().numpy().round(6)      # 1 - 0.2 = 0.8, then 0.8 - 0.1 * (0.9 * 2 + 1.6)
     array([0.46])
     """
 
@@ -443,7 +444,7 @@ class Adam(Optimizer):
     >>> opt = optim.Adam([w], lr=0.1)
     >>> (w * w).sum().backward()
     >>> opt.step()
-    >>> w.data.round(6)      # the first step moves each coordinate by about lr
+    >>> w.detach().numpy().round(6)      # the first step moves each coordinate by about lr
     array([ 0.9, -2.9])
     """
 
@@ -518,7 +519,7 @@ class AdamW(Adam):
     >>> opt = optim.AdamW([w], lr=0.1, weight_decay=0.5)
     >>> w.grad = dg.tensor([0.0, 0.0])   # no gradient: only the decay acts
     >>> opt.step()
-    >>> w.data                           # times 1 - 0.1 * 0.5
+    >>> w.detach().numpy()                           # times 1 - 0.1 * 0.5
     array([ 0.95, -2.85])
     """
 
@@ -544,7 +545,7 @@ class RMSprop(Optimizer):
     >>> opt = optim.RMSprop([w], lr=0.01, alpha=0.99)
     >>> w.grad = dg.tensor([2.0])
     >>> opt.step()      # s = 0.01 * 4, so the step is 0.01 * 2 / (0.2 + 1e-8)
-    >>> w.data.round(9)
+    >>> w.detach().numpy().round(9)
     array([0.9])
     """
 
@@ -614,7 +615,7 @@ class Adagrad(Optimizer):
     >>> w = dg.tensor([1.0], requires_grad=True)
     >>> opt = optim.Adagrad([w], lr=0.5)
     >>> w.grad = dg.tensor([2.0]); opt.step()
-    >>> w.data.round(6)      # 1 - 0.5 * 2 / 2
+    >>> w.detach().numpy().round(6)      # 1 - 0.5 * 2 / 2
     array([0.5])
     """
 
@@ -634,16 +635,16 @@ class Adagrad(Optimizer):
         for group, p, g in self._grads():
             st = self._state(p)
             if not st:
-                st.update(step=0.0, sum=np.full_like(p.data, group["initial_accumulator_value"]))
+                st.update(step=0.0, sum=np.full_like(p._data, group["initial_accumulator_value"]))
             t = st["step"] = st["step"] + 1
             if group["weight_decay"] != 0.0:
-                g = g + group["weight_decay"] * p.data
+                g = g + group["weight_decay"] * p._data
             clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
             acc = st["sum"]
             acc += g * g
             std = np.sqrt(acc)
             std += group["eps"]
-            _write(p, p.data, (clr * g) / std)  # addcdiv's grouping: (value * g) / std
+            _write(p, p._data, (clr * g) / std)  # addcdiv's grouping: (value * g) / std
 
 
 class Adamax(Optimizer):
@@ -656,7 +657,7 @@ class Adamax(Optimizer):
     >>> w = dg.tensor([1.0], requires_grad=True)
     >>> opt = optim.Adamax([w], lr=0.1)
     >>> w.grad = dg.tensor([3.0]); opt.step()
-    >>> w.data.round(6)      # the first step moves by lr
+    >>> w.detach().numpy().round(6)      # the first step moves by lr
     array([0.9])
     """
 
@@ -674,16 +675,16 @@ class Adamax(Optimizer):
             (b1, b2), eps, wd = group["betas"], group["eps"], group["weight_decay"]
             st = self._state(p)
             if not st:
-                st.update(step=0.0, exp_avg=np.zeros_like(p.data), exp_inf=np.zeros_like(p.data))
+                st.update(step=0.0, exp_avg=np.zeros_like(p._data), exp_inf=np.zeros_like(p._data))
             t = st["step"] = st["step"] + 1
             if wd != 0.0:
-                g = g + wd * p.data
+                g = g + wd * p._data
             _lerp_(st["exp_avg"], g, 1 - b1)
             u = st["exp_inf"]
             u *= b2
             np.maximum(u, np.abs(g) + eps, out=u)
             clr = group["lr"] / (1 - b1 ** t)
-            _write(p, p.data, (clr * st["exp_avg"]) / u)
+            _write(p, p._data, (clr * st["exp_avg"]) / u)
 
 
 class NAdam(Optimizer):
@@ -719,15 +720,15 @@ class NAdam(Optimizer):
             lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
             st = self._state(p)
             if not st:
-                st.update(step=0.0, mu_product=1.0, exp_avg=np.zeros_like(p.data),
-                          exp_avg_sq=np.zeros_like(p.data))
+                st.update(step=0.0, mu_product=1.0, exp_avg=np.zeros_like(p._data),
+                          exp_avg_sq=np.zeros_like(p._data))
             t = st["step"] = st["step"] + 1
             bias_correction2 = 1 - b2 ** t
             if wd != 0.0:
                 if group["decoupled_weight_decay"]:
-                    _write(p, p.data * (1 - lr * wd), np.zeros((), p.dtype))
+                    _write(p, p._data * (1 - lr * wd), np.zeros((), p.dtype))
                 else:
-                    g = g + wd * p.data
+                    g = g + wd * p._data
             md = group["momentum_decay"]
             mu = b1 * (1.0 - 0.5 * (0.96 ** (t * md)))
             mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * md)))
@@ -741,8 +742,8 @@ class NAdam(Optimizer):
             denom = np.sqrt(v / bias_correction2)
             denom += eps
             mu_product_next = mu_product * mu_next
-            _write(p, p.data, ((lr * (1.0 - mu) / (1.0 - mu_product)) * g) / denom)
-            _write(p, p.data, ((lr * mu_next / (1.0 - mu_product_next)) * m) / denom)
+            _write(p, p._data, ((lr * (1.0 - mu) / (1.0 - mu_product)) * g) / denom)
+            _write(p, p._data, ((lr * mu_next / (1.0 - mu_product_next)) * m) / denom)
 
 
 from . import lr_scheduler  # noqa: E402  (it refers to Optimizer)

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autograd import bump
+from .._versions import bump as _bump
 
 _MISSING = object()
 # (module-level names and positional ``out``: the eager step calls these per parameter,
@@ -322,7 +322,7 @@ class FlatUpdate:
                     except ValueError:  # a read-only array: replaced
                         write(p, d, s)
                         continue
-                    bump(p)
+                    _bump(p._data)
             else:
                 for p, s, tv in zip(b.params, b.sv, b.tv):
                     write(p, np.multiply(p._data, factor, out=tv), s)

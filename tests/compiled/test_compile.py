@@ -128,7 +128,7 @@ def test_float32_training_step():
     for compiled in (False, True):
         model = nn.MLP(2, [16, 2], rng=0)
         for p in model.parameters():
-            p.data = p.data.astype(np.float32)
+            p.data = p._data.astype(np.float32)
         opt = optim.Adam(model.parameters(), lr=0.01)
         step = _adam_like_step(model, opt)
         run = dg.compile(step) if compiled else step
@@ -423,7 +423,7 @@ def test_a_host_step_that_replaces_data_is_seen_by_the_kernels_after_it():
     @dg.autograd.host
     def replace_step(params, lr):
         for p in params:
-            p.data = p.data - lr * p.grad.data   # a new array, not written in place
+            p.data = p._data - lr * p.grad._data   # a new array, not written in place
 
     results = []
     for compiled in (False, True):

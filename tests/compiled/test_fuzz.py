@@ -177,16 +177,16 @@ def _bits_equal(a, b) -> bool:
 
 
 def _state_arrays(W, opt, args):
-    out = [W.data, None if W.grad is None else W.grad.data]
+    out = [W._data, None if W.grad is None else W.grad._data]
     if opt is not None:
         for st in opt.state.values():
             for k in sorted(st):
                 v = st[k]
-                out.append(v.data if isinstance(v, dg.Tensor) else np.asarray(v))
+                out.append(v._data if isinstance(v, dg.Tensor) else np.asarray(v))
         out.append(np.asarray(opt.param_groups[0]["lr"]))
     for a in args:
         if isinstance(a, dg.Tensor) and a.requires_grad:
-            out.append(None if a.grad is None else a.grad.data)
+            out.append(None if a.grad is None else a.grad._data)
     return out
 
 

@@ -106,7 +106,7 @@ def test_a_module_setting_changed_between_calls_records_again():
 
 def _linear_state():
     m = nn.Linear(3, 2)
-    return m, [p.data.copy() for p in m.parameters()]
+    return m, [p._data.copy() for p in m.parameters()]
 
 
 def test_p_data_assigned_from_tensor_operations_trains_as_eagerly():
@@ -126,7 +126,7 @@ def test_p_data_assigned_from_tensor_operations_trains_as_eagerly():
         run = dg.compile(step) if compiled else step
         rng = np.random.default_rng(0)
         losses.append([_np(run(rng.standard_normal((4, 3)))) for _ in range(5)])
-        weights.append([p.data.copy() for p in m.parameters()])
+        weights.append([p._data.copy() for p in m.parameters()])
     for a, b in zip(losses[0], losses[1]):
         _same(a, b)
     for a, b in zip(weights[0], weights[1]):
@@ -139,11 +139,11 @@ def test_a_numpy_write_into_a_parameter_raises_at_the_recording():
     def step(X):
         m.zero_grad()
         m(X).sum().backward()
-        m.weight.data -= 0.1 * m.weight.grad.data   # NumPy, in place: no replay could redo it
+        m.weight.data -= 0.1 * m.weight.grad._data   # NumPy, in place: no replay could redo it
         return m.weight
     with pytest.raises(RuntimeError, match="in place"):
         dg.compile(step)(np.ones((2, 3)))
-    assert m.weight.data.flags.writeable   # left writable after the failed recording
+    assert m.weight._data.flags.writeable   # left writable after the failed recording
 
 
 def test_a_numpy_write_into_an_argument_raises_at_the_recording():
@@ -161,7 +161,7 @@ def test_p_data_assigned_a_value_computed_in_numpy_raises():
     def step(X):
         m.zero_grad()
         m(X).sum().backward()
-        m.weight.data = m.weight.data - 0.1 * m.weight.grad.data
+        m.weight.data = m.weight._data - 0.1 * m.weight.grad._data
         return m.weight
     with pytest.raises(RuntimeError, match="outside duograd's operations"):
         dg.compile(step)(np.ones((2, 3)))
@@ -194,15 +194,15 @@ def test_a_failed_recheck_changes_nothing_and_names_the_line():
     fast(X)    # recheck: the same
     fast(X)
     flip["on"] = True
-    before = [(p.data.copy(), None if p.grad is None else p.grad.data.copy()) for p in model.parameters()]
+    before = [(p._data.copy(), None if p.grad is None else p.grad._data.copy()) for p in model.parameters()]
     state = copy.deepcopy(opt.state_dict())
     rng = model[1]._rng if hasattr(model[1], "_rng") else None
     rng_before = _rng_state(rng) if isinstance(rng, np.random.Generator) else None
     with pytest.raises(RuntimeError, match=r"operation \d+: recorded .* at .*test_soundness.py:\d+"):
         fast(X)
     for (d, g), p in zip(before, model.parameters()):
-        _same(d, p.data)
-        _same(g, p.grad.data)
+        _same(d, p._data)
+        _same(g, p.grad._data)
     after = opt.state_dict()
     for k, v in state["state"].items():
         for name, value in v.items():
@@ -264,7 +264,7 @@ def test_a_plain_mlp_step_is_bit_for_bit_over_many_steps():
         for _ in range(30):
             X, y = rng.standard_normal((37, 13)), rng.integers(0, 3, 37)
             out.append(_np(run(X, y) if compiled else run(dg.tensor(X), dg.tensor(y))))
-        results.append(out + [p.data.copy() for p in model.parameters()])
+        results.append(out + [p._data.copy() for p in model.parameters()])
     for a, b in zip(*results):
         _same(a, b)
 
@@ -333,7 +333,7 @@ def test_a_closed_over_tensor_of_another_dtype_records_again():
     fast = dg.compile(lambda x: x * w)
     x = np.array([0.1, 0.2], dtype=np.float32)
     fast(x)
-    w.data = w.data.astype(np.float32)
+    w.data = w._data.astype(np.float32)
     _same(fast(x).numpy(), (dg.tensor(x) * w).numpy())
 
 

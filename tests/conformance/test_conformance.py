@@ -66,7 +66,7 @@ def torch64(torch):
 
 
 def _np(t: Any, lib: str) -> np.ndarray:
-    return t.detach().cpu().numpy() if lib == "torch" else np.asarray(t.detach().data)
+    return t.detach().cpu().numpy() if lib == "torch" else np.asarray(t.detach()._data)
 
 
 def _dtype_name(t: Any, lib: str) -> str:

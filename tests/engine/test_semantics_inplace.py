@@ -154,7 +154,7 @@ def test_optimizer_step_bumps_versions_and_old_graphs_raise():
 
 def test_data_writes_are_an_escape_hatch_without_a_version():
     x = dg.tensor([1.0, 2.0])
-    x.data[0] = 7.0
+    x._data[0] = 7.0
     x.data = np.array([3.0, 4.0])
     assert x._version == 0 and x.tolist() == [3.0, 4.0]
 

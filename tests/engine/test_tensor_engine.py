@@ -106,7 +106,7 @@ def test_output_of_no_grad_holds_no_inputs(no_gc):
     ref = weakref.ref(h)
     del h
     assert ref() is None
-    assert y._inputs is None
+    assert y._node is None
 
 
 def test_jvp_leaves_no_tangents_or_cycles(no_gc):
@@ -167,7 +167,7 @@ def test_no_grad_context_records_nothing():
         assert not dg.is_grad_enabled()
         y = (x * 3).exp().sum()
     assert dg.is_grad_enabled()
-    assert not y.requires_grad and y._op is None and y._inputs is None
+    assert not y.requires_grad and y._node is None
     np.testing.assert_allclose(y.item(), np.exp(3.0) + np.exp(6.0))
 
 
@@ -178,7 +178,7 @@ def test_no_grad_decorator_records_nothing():
 
     x = dg.tensor([1.0, 2.0], requires_grad=True)
     y = step(x)
-    assert not y.requires_grad and y._op is None
+    assert not y.requires_grad and y._node is None
     assert dg.is_grad_enabled()
     assert step.__name__ == "step"
 
@@ -252,7 +252,7 @@ def test_python_numbers_take_the_tensor_dtype():
 def test_attributes():
     x = dg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
     assert x.shape == (2, 3) and x.ndim == 2 and x.numel() == 6 and x.size() == (2, 3) and x.dtype == np.float64
-    assert isinstance(x.data, np.ndarray) and x.detach().numpy() is x.data
+    assert isinstance(x._data, np.ndarray) and x.detach().numpy() is x._data
     assert x.sum().item() == 15.0 and isinstance(x.sum().item(), float)
     assert x.requires_grad and x.grad is None
 
@@ -263,7 +263,7 @@ def test_detach_shares_values_but_not_history():
     x = dg.tensor(np.array([1.0, 2.0]), requires_grad=True)
     h = x * 3
     d = h.detach()
-    assert not d.requires_grad and d._op is None and d.grad is None
+    assert not d.requires_grad and d._node is None and d.grad is None
     np.testing.assert_array_equal(d.detach().numpy(), h.detach().numpy())
     # Gradients do not flow through the detached branch.
     (h * d).sum().backward()

@@ -33,16 +33,16 @@ def leaf(shape, seed=0, grad=True):
 @contextmanager
 def unchanged(*tensors):
     """Assert that the block leaves every tensor's data and gradient exactly as it was."""
-    data = [t.data.copy() for t in tensors]
+    data = [t._data.copy() for t in tensors]
     grads = [t.grad for t in tensors]
-    grad_values = [None if g is None else g.data.copy() for g in grads]
+    grad_values = [None if g is None else g._data.copy() for g in grads]
     yield
     for t, d, g, gv in zip(tensors, data, grads, grad_values):
-        assert t.data.shape == d.shape
-        np.testing.assert_array_equal(t.data, d)
+        assert t._data.shape == d.shape
+        np.testing.assert_array_equal(t._data, d)
         assert t.grad is g, "a failed call replaced .grad"
         if g is not None:
-            np.testing.assert_array_equal(g.data, gv)
+            np.testing.assert_array_equal(g._data, gv)
 
 
 def shape_text(shape) -> str:

@@ -154,7 +154,7 @@ def test_pinn_loss_gradient_by_finite_differences():
     x = pinn.collocation(8)
     w = net.layers[1].weight
     (g,) = dg.grad(pinn.residual_loss(u, x), w)
-    base = w.data.copy()
+    base = w._data.copy()
     eps = 1e-6
     numeric = np.zeros(base.size)
     for e in range(base.size):

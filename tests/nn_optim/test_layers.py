@@ -33,7 +33,7 @@ def load_from_torch(ours: nn.Module, theirs) -> None:
     if nn.Linear(2, 3).weight.shape == (2, 3):
         for _, m in ours.named_modules():
             if isinstance(m, nn.Linear):
-                m.weight.data = m.weight.data.T.copy()
+                m.weight.data = m.weight._data.T.copy()
 
 
 def close(a, b, what: str = "") -> None:

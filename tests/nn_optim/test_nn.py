@@ -58,7 +58,7 @@ def test_linear_without_bias():
     assert [n for n, _ in layer.named_parameters()] == ["weight"]
     assert n_params(layer) == 12
     x = np.arange(6.0).reshape(2, 3)
-    np.testing.assert_array_equal(layer(dg.tensor(x)).detach().numpy(), x @ layer.weight.data.T)
+    np.testing.assert_array_equal(layer(dg.tensor(x)).detach().numpy(), x @ layer.weight._data.T)
 
 
 def test_state_dict_names_and_order():
@@ -100,9 +100,9 @@ def test_attribute_order_nesting_and_sharing():
 def test_state_dict_holds_copies():
     layer = nn.Linear(2, 2, rng=0)
     sd = layer.state_dict()
-    before = layer.weight.data.copy()
+    before = layer.weight._data.copy()
     sd["weight"][:] = 123.0
-    np.testing.assert_array_equal(layer.weight.data, before)
+    np.testing.assert_array_equal(layer.weight._data, before)
     layer.weight.data = np.zeros((2, 2))
     np.testing.assert_array_equal(sd["weight"], np.full((2, 2), 123.0))
 
@@ -126,15 +126,15 @@ def test_linear_init_matches_pytorch_rule_and_draw_order():
     layer = nn.Linear(5, 3, rng=7)
     gen = np.random.default_rng(7)
     k = 1 / np.sqrt(5)
-    np.testing.assert_array_equal(layer.weight.data, gen.uniform(-k, k, (3, 5)))  # (out, in)
-    np.testing.assert_array_equal(layer.bias.data, gen.uniform(-k, k, 3))
+    np.testing.assert_array_equal(layer.weight._data, gen.uniform(-k, k, (3, 5)))  # (out, in)
+    np.testing.assert_array_equal(layer.bias._data, gen.uniform(-k, k, 3))
 
 
 def test_linear_init_bounds_and_spread():
     layer = nn.Linear(100, 400, rng=0)
     k = 0.1
-    w = layer.weight.data
-    assert np.all(np.abs(w) <= k) and np.all(np.abs(layer.bias.data) <= k)
+    w = layer.weight._data
+    assert np.all(np.abs(w) <= k) and np.all(np.abs(layer.bias._data) <= k)
     # uniform on [-k, k]: variance k^2 / 3 (40,000 draws: 2% is > 5 standard errors)
     assert abs(w.var() / (k * k / 3) - 1) < 0.02 and abs(w.mean()) < 0.005
 
@@ -151,8 +151,8 @@ def test_mlp_layers_draw_in_order_from_one_rng():
     expected = [nn.Linear(4, 8, rng=gen), nn.Linear(8, 3, rng=gen)]
     net = nn.MLP(4, [8, 3], rng=3)
     for mine, ref in zip(net.layers, expected):
-        np.testing.assert_array_equal(mine.weight.data, ref.weight.data)
-        np.testing.assert_array_equal(mine.bias.data, ref.bias.data)
+        np.testing.assert_array_equal(mine.weight._data, ref.weight._data)
+        np.testing.assert_array_equal(mine.bias._data, ref.bias._data)
 
 
 # ---------------------------------------------------------------- forward
@@ -164,7 +164,7 @@ def test_mlp_forward_matches_numpy(activation, fn):
     x = np.random.default_rng(1).standard_normal((6, 3))
     h = x
     for i, layer in enumerate(net.layers):
-        h = h @ layer.weight.data.T + layer.bias.data
+        h = h @ layer.weight._data.T + layer.bias._data
         if i < 2:
             h = fn(h)
     np.testing.assert_allclose(net(dg.tensor(x)).detach().numpy(), h, rtol=0, atol=1e-15)
@@ -172,7 +172,7 @@ def test_mlp_forward_matches_numpy(activation, fn):
 
 def test_linear_shapes_1d_and_batched():
     layer = nn.Linear(3, 2, rng=0)
-    W, b = layer.weight.data, layer.bias.data
+    W, b = layer.weight._data, layer.bias._data
     x1 = np.array([1.0, -2.0, 0.5])
     np.testing.assert_allclose(layer(x1).detach().numpy(), x1 @ W.T + b, atol=1e-15)
     x3 = np.random.default_rng(0).standard_normal((2, 4, 3))
@@ -215,8 +215,8 @@ def test_layer_gradients_by_finite_differences():
     def f(W, b):
         return F.cross_entropy((x @ W.T + b).tanh(), t)
 
-    assert dg.gradcheck(f, (dg.tensor(layer.weight.data, requires_grad=True),
-                            dg.tensor(layer.bias.data, requires_grad=True)))
+    assert dg.gradcheck(f, (dg.tensor(layer.weight._data, requires_grad=True),
+                            dg.tensor(layer.bias._data, requires_grad=True)))
 
 
 # ---------------------------------------------------------------- save / load
@@ -396,14 +396,14 @@ def test_optimizer_skips_parameter_without_grad(make):
     opt = make([used, unused])
     (used * used).sum().backward()
     opt.step()
-    np.testing.assert_array_equal(unused.data, [3.0, 4.0])
-    assert not np.array_equal(used.data, [1.0, 2.0])
+    np.testing.assert_array_equal(unused._data, [3.0, 4.0])
+    assert not np.array_equal(used._data, [1.0, 2.0])
     # the skipped parameter's first real step is a first step (no state was built for it)
     opt.zero_grad()
     (unused * 1.0).sum().backward()   # gradient of ones
     opt.step()
     expected = 3.0 - 0.1 * 1.0 / (1.0 + 1e-8) if isinstance(opt, optim.Adam) else 3.0 - 0.1
-    assert unused.data[0] == pytest.approx(expected, rel=1e-15)
+    assert unused._data[0] == pytest.approx(expected, rel=1e-15)
 
 
 def test_sgd_single_steps_closed_form():
@@ -412,11 +412,11 @@ def test_sgd_single_steps_closed_form():
     opt = optim.SGD([w], lr=0.1, weight_decay=0.01)
     w.grad = dg.tensor(g)
     opt.step()
-    np.testing.assert_allclose(w.data, p0 - 0.1 * (g + 0.01 * p0), rtol=1e-15)
+    np.testing.assert_allclose(w._data, p0 - 0.1 * (g + 0.01 * p0), rtol=1e-15)
     opt.lr = 0.5                          # read afresh by the next step
-    p1 = w.data.copy()
+    p1 = w._data.copy()
     opt.step()
-    np.testing.assert_allclose(w.data, p1 - 0.5 * (g + 0.01 * p1), rtol=1e-15)
+    np.testing.assert_allclose(w._data, p1 - 0.5 * (g + 0.01 * p1), rtol=1e-15)
 
 
 def test_adam_first_step_closed_form():
@@ -426,7 +426,7 @@ def test_adam_first_step_closed_form():
     w.grad = dg.tensor(g)
     opt.step()
     # m = (1-b1) g, v = (1-b2) g^2: the bias corrections leave lr * g / (|g| + eps)
-    np.testing.assert_allclose(w.data, -0.01 * g / (np.abs(g) + 1e-8), rtol=1e-14)
+    np.testing.assert_allclose(w._data, -0.01 * g / (np.abs(g) + 1e-8), rtol=1e-14)
 
 
 OPTIMIZERS = (lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, weight_decay=0.1),
@@ -445,13 +445,13 @@ def test_optimizers_step_parameters_in_place_and_never_touch_gradients(make):
     opt, opt_twin = make([w]), make([twin])
     for _ in range(3):
         g = dg.tensor([0.5, -0.5])
-        g_copy = g.data.copy()
+        g_copy = g._data.copy()
         w.grad, twin.grad = g, dg.tensor([0.5, -0.5])
         opt.step()
         opt_twin.step()
-        np.testing.assert_array_equal(g.data, g_copy)
-        assert w.data is array
-        np.testing.assert_array_equal(array, twin.data)
+        np.testing.assert_array_equal(g._data, g_copy)
+        assert w._data is array
+        np.testing.assert_array_equal(array, twin._data)
     assert not np.allclose(array, [1.0, 2.0])
 
 
@@ -525,19 +525,19 @@ def test_step_with_a_gradient_of_the_wrong_shape_changes_nothing(make):
     b = dg.tensor([[3.0, 4.0]], requires_grad=True)
     opt = make([a, b])
     a.grad, b.grad = dg.tensor([0.5, 0.5]), dg.tensor([1.0, 1.0])  # b's should be (1, 2)
-    before = [a.data.copy(), b.data.copy()]
+    before = [a._data.copy(), b._data.copy()]
     with pytest.raises(ValueError, match=r"parameter 1 has shape \(1, 2\) but its \.grad has shape \(2,\)"):
         opt.step()
-    np.testing.assert_array_equal(a.data, before[0])
-    np.testing.assert_array_equal(b.data, before[1])
+    np.testing.assert_array_equal(a._data, before[0])
+    np.testing.assert_array_equal(b._data, before[1])
     b.grad = dg.tensor([[1.0, 1.0]])
     opt.step()  # the optimizer state was not advanced by the failed call
     fresh = make([dg.tensor(before[0], requires_grad=True), dg.tensor(before[1], requires_grad=True)])
     for p, g in zip(fresh.params, (a.grad, b.grad)):
         p.grad = g
     fresh.step()
-    np.testing.assert_array_equal(a.data, fresh.params[0].data)
-    np.testing.assert_array_equal(b.data, fresh.params[1].data)
+    np.testing.assert_array_equal(a._data, fresh.params[0].data)
+    np.testing.assert_array_equal(b._data, fresh.params[1].data)
 
 
 # ---------------------------------------------------------------- issue 13: train/eval, Dropout, losses, nn.utils

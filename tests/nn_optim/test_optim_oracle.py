@@ -32,8 +32,8 @@ def torch_copy(torch, net: nn.MLP):
     for i, lin in enumerate(net.layers):
         tl = torch.nn.Linear(lin.in_features, lin.out_features, dtype=torch.float64)
         with torch.no_grad():
-            tl.weight.copy_(torch.from_numpy(lin.weight.data.copy()))
-            tl.bias.copy_(torch.from_numpy(lin.bias.data.copy()))
+            tl.weight.copy_(torch.from_numpy(lin.weight._data.copy()))
+            tl.bias.copy_(torch.from_numpy(lin.bias._data.copy()))
         layers.append(tl)
         if i < len(net.layers) - 1:
             layers.append(act())
@@ -138,8 +138,8 @@ def run_both(torch, ours_cls, torch_cls, ours_kw, torch_kw, steps=50, schedule=N
             sched.step()
             tsched.step()
         for p, tp in zip(net.parameters(), tnet.parameters()):
-            worst = max(worst, float(np.max(np.abs(p.data - as_ours(tp)))))
-    moved = max(float(np.max(np.abs(p.data - p0))) for p, p0 in
+            worst = max(worst, float(np.max(np.abs(p._data - as_ours(tp)))))
+    moved = max(float(np.max(np.abs(p._data - p0))) for p, p0 in
                 zip(net.parameters(), nn.MLP(3, [8, 6, 3], activation="tanh", rng=0).state_dict().values()))
     return worst, moved
 
@@ -225,7 +225,7 @@ def test_adamw_decay_is_decoupled():
             opt.zero_grad()
             F.cross_entropy(net(dg.tensor(x)), t).backward()
             opt.step()
-    gap = max(float(np.max(np.abs(a.data - b.data)))
+    gap = max(float(np.max(np.abs(a._data - b._data)))
               for a, b in zip(net_w.parameters(), net_a.parameters()))
     assert gap > 1e-4
 

@@ -96,7 +96,7 @@ def test_one_gd_step_is_the_closed_form_update(problem):
     opt = optim.SGD([beta], lr=lr)
     mse(X, y, beta).backward()
     opt.step()
-    np.testing.assert_allclose(beta.data, b0 - lr * 2 * X.T @ (X @ b0 - y) / len(y), rtol=1e-14)
+    np.testing.assert_allclose(beta._data, b0 - lr * 2 * X.T @ (X @ b0 - y) / len(y), rtol=1e-14)
 
 
 @pytest.mark.parametrize("k", [1, 10, 60])
@@ -113,12 +113,12 @@ def test_gd_iterates_follow_the_linear_recurrence(problem, k):
         F.mse_loss(Xt @ beta, y).backward()
         opt.step()
     ref = beta_star + np.linalg.matrix_power(np.eye(len(b0)) - lr * H, k) @ (b0 - beta_star)
-    np.testing.assert_allclose(beta.data, ref, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(beta._data, ref, rtol=0, atol=1e-13)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_manual_update_gd_other_seeds(seed):
-    """Plain ``beta.data = beta.data - lr * grad``: no optimizer object involved."""
+    """Plain ``beta.data = beta._data - lr * grad``: no optimizer object involved."""
     X, y, beta_star = pins.least_squares_problem(seed=seed)
     lr = 1 / np.linalg.eigvalsh(2 * X.T @ X / len(y))[-1]
     Xt = dg.tensor(X)
@@ -126,8 +126,8 @@ def test_manual_update_gd_other_seeds(seed):
     for _ in range(2500):
         beta.grad = None
         F.mse_loss(Xt @ beta, y).backward()
-        beta.data = beta.data - lr * beta.grad.data
-    assert np.linalg.norm(beta.data - beta_star) / np.linalg.norm(beta_star) <= 1e-12
+        beta.data = beta._data - lr * beta.grad._data
+    assert np.linalg.norm(beta._data - beta_star) / np.linalg.norm(beta_star) <= 1e-12
 
 
 def test_linear_module_learns_intercept_as_bias(problem):
@@ -142,7 +142,7 @@ def test_linear_module_learns_intercept_as_bias(problem):
         opt.zero_grad()
         F.mse_loss(model(x), target).backward()
         opt.step()
-    got = np.concatenate([model.bias.data, model.weight.data[0]])  # weight (1, 4): (out, in)
+    got = np.concatenate([model.bias._data, model.weight._data[0]])  # weight (1, 4): (out, in)
     assert np.linalg.norm(got - beta_star) / np.linalg.norm(beta_star) <= 1e-12
 
 
@@ -163,7 +163,7 @@ def test_heavy_ball_with_optimal_parameters(problem):
         F.mse_loss(Xt @ beta, y).backward()
         opt.step()
     assert steps < 400   # far fewer than the ~1,000 plain GD needs at this conditioning
-    assert np.linalg.norm(beta.data - beta_star) / np.linalg.norm(beta_star) <= 1e-12
+    assert np.linalg.norm(beta._data - beta_star) / np.linalg.norm(beta_star) <= 1e-12
 
 
 @pytest.mark.parametrize("factor, diverges", [(1.9, False), (2.1, True)])
@@ -178,7 +178,7 @@ def test_stability_threshold_two_over_L(problem, factor, diverges):
         opt.zero_grad()
         F.mse_loss(Xt @ beta, y).backward()
         opt.step()
-    dist = np.linalg.norm(beta.data - beta_star)
+    dist = np.linalg.norm(beta._data - beta_star)
     assert (dist > 1e3) if diverges else (dist < 1e-3)
 
 

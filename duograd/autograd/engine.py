@@ -1,16 +1,20 @@
-"""Recording and replaying the graph: ``Primitive``, ``no_grad``, ``backpropagate``, ``grad``.
+"""The engine: grad mode, ``Primitive``, and the traversal (``backpropagate``, ``grad``).
 
-A Tensor that was computed by a primitive remembers the primitive (``_op``), its
-inputs (``_inputs``) and its keyword parameters (``_kw``): the Tensor *is* the graph
-node. There is no separate node object and no closure, so nothing refers back from
-an input to its output and an intermediate is freed as soon as nothing uses it.
+A Tensor computed by a primitive while autograd records points to a graph node
+(``Tensor._node``, ``duograd._node.Node``; ``t.grad_fn``): the primitive, the nodes its
+inputs had at that moment (the edges), the saved inputs and keyword parameters, and the
+write clock. The node holds nothing of its output, so nothing refers back from an input to
+its output and an intermediate is freed as soon as nothing uses it. An in-place write
+(``duograd/inplace.py``) gives the written tensor a new node; nodes recorded earlier keep
+their edge to the old one.
 
 Reverse mode (``backpropagate``) visits the nodes in reverse topological order and
 calls each primitive's VJP rules, which are written in Tensor operations. Without
 ``create_graph`` they run with recording switched off (plain NumPy underneath);
 with it, the backward pass records a graph of its own, which is how gradients of
 gradients work. After each rule the engine sums the cotangent back to the input's
-shape and dtype, in one place.
+shape and dtype, in one place. A saved value whose memory was written after its node
+was recorded raises torch's version error when a rule would read it (``_unpack``).
 
 Forward mode rides on the same primitives: while a ``jvp`` is active, a Tensor may
 carry tangents, one per active level (nested ``jvp`` calls get higher levels), and
@@ -25,24 +29,22 @@ what it does, so that nothing outside this module walks the graph a second way.
 
 from __future__ import annotations
 
+import dis
 import functools
 import itertools
-import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from . import _context as _ctx
-from ._context import Accumulate, Host
-from .shapes import DimError, ShapeError, sum_to
-from ._tensor import Tensor, _lift_all, _ndarray, _new, _wrap, _writes_of
+from .. import _context as _ctx, _versions
+from .._context import Accumulate, Host
+from .._node import LEAF, Node
+from ..shapes import DimError, ShapeError, sum_to
+from .._tensor import Tensor, _lift_all, _ndarray, _new, _wrap
 
 # The recording state (grad mode, forward levels, listeners) is in _context, one module for
 # the whole engine (single-threaded by design, as in micrograd and HIPS autograd).
 _level_counter = itertools.count(1)
-_writes = 0                      # in-place writes so far (duograd/inplace.py); each graph node
-                                 # keeps the count at its creation in ``_stamp``
-_last_alias = 0                  # the last of them that may have changed a view's or base's values
 
 ELEMENTWISE = "elementwise"  # jvp marker: the Jacobian is diagonal, so each VJP rule is its JVP rule
 LINEAR = "linear"            # jvp marker: the op is linear in its inputs, so its JVP is the op itself
@@ -169,16 +171,20 @@ class Primitive:
       differences of ``forward`` (False where ``forward`` is not the op's real work).
     - ``shape_only``: the result depends on the input's shape and dtype alone (the
       seed of ones), so a replay computes it once, at recording time.
+    - ``promote``: how operands of different dtypes meet (``_tensor._lift_all``, the one
+      promotion rule): "elementwise" (torch's table; the default of an elementwise op or a
+      selector), "matmul" (one category, torch's error otherwise), or None (the op decides).
     """
 
     __slots__ = ("name", "forward", "vjp", "jvp", "differentiable", "replay", "view", "broadcast",
-                 "checkable", "shape_only")
+                 "checkable", "shape_only", "promote", "_reads")
 
     def __init__(self, name: str, forward: Callable[..., np.ndarray],
                  vjp: Sequence[Callable] | None = None,
                  jvp: Sequence[Callable] | str | None = None, differentiable: bool = True, *,
                  replay: Callable[..., Any] | None = None, view: bool = False,
-                 broadcast: bool = False, checkable: bool = True, shape_only: bool = False) -> None:
+                 broadcast: bool = False, checkable: bool = True, shape_only: bool = False,
+                 promote: str | None = "auto") -> None:
         self.name = name
         self.forward = forward
         self.vjp = tuple(vjp) if vjp is not None else None
@@ -189,6 +195,10 @@ class Primitive:
         self.broadcast = broadcast
         self.checkable = checkable
         self.shape_only = shape_only
+        if promote == "auto":  # operands of an elementwise op (or a selector) share a dtype
+            promote = "elementwise" if jvp == ELEMENTWISE or not differentiable else None
+        self.promote = promote
+        self._reads = None
 
     def __repr__(self) -> str:
         return f"Primitive({self.name!r})"
@@ -212,6 +222,50 @@ class Primitive:
             raise NotImplementedError(f"{self.name}: no JVP rule for input {i}")
         return rules[i]
 
+    def reads(self, edges: Sequence[Any]) -> tuple[frozenset | None, bool]:
+        """Which saved values the VJP rules that will run read (those of the inputs whose
+        edge in ``edges`` is not None): the input positions (None: all) and whether ``out``.
+
+        Derived once per rule, from the rule itself: a linear op's rules read no value (only
+        shapes and keyword parameters); otherwise a rule reads the arguments its code loads
+        (a rule taking ``*xs`` reads every input). It decides what the version check guards
+        and what saved-tensor hooks pack, as torch's saved variables do (torch too saves
+        ``other`` for ``self * other`` only when ``self`` requires grad)."""
+        per_rule = self._reads
+        if per_rule is None:
+            per_rule = self._reads = self._rule_reads()
+        ins: set = set()
+        out = False
+        for i, e in enumerate(edges):
+            if e is None:
+                continue
+            r_in, r_out = per_rule[0] if len(per_rule) == 1 else per_rule[i]
+            if r_in is None:
+                return None, True
+            ins |= r_in
+            out = out or r_out
+        return frozenset(ins), out
+
+    def _rule_reads(self) -> list[tuple[frozenset | None, bool]]:
+        if self.jvp == LINEAR:
+            return [(frozenset(), False)]
+        variadic = isinstance(self, Variadic)
+        rules = [self._shared] if variadic else list(self.vjp or ())
+        found = []
+        for rule in rules:
+            code = getattr(rule, "__code__", None)
+            if code is None or code.co_flags & 0x04:  # a callable object, or *inputs: all
+                found.append((None, True))
+                continue
+            skip = 1 if variadic else 0  # a shared rule's first parameter is the input index
+            params = code.co_varnames[:code.co_argcount]
+            used = {ins.argval for ins in dis.get_instructions(code)
+                    if ins.opname.startswith("LOAD_") and isinstance(ins.argval, str)}
+            used |= set(code.co_cellvars)
+            found.append((frozenset(k for k, p in enumerate(params[skip + 2:]) if p in used),
+                          len(params) > skip + 1 and params[skip + 1] in used))
+        return found or [(frozenset(), False)]
+
     def __call__(self, *args: Any, **kw: Any) -> Tensor:
         # By arity: unpacking a list for the common cases costs more than the branch. The
         # fast path: every operand is already a Tensor, and two of them have one dtype.
@@ -219,9 +273,8 @@ class Primitive:
         if n == 2:
             x, y = args
             if type(x) is not Tensor or type(y) is not Tensor or \
-                    x._data.dtype is not y._data.dtype and \
-                    (self.jvp == ELEMENTWISE or not self.differentiable):
-                xs = x, y = _lift_all(self.name, args)  # numbers; torch's promotion
+                    x._data.dtype is not y._data.dtype and self.promote is not None:
+                xs = x, y = _lift_all(self.name, args, self.promote or "elementwise")
         elif n == 1:
             x = args[0]
             if type(x) is not Tensor:
@@ -246,19 +299,25 @@ class Primitive:
         out = _new(Tensor)
         out._data = data if type(data) is _ndarray else np.asarray(data)
         out._grad = out._tangent = None
+        out._node = None
         if _ctx.grad_enabled and self.differentiable:
-            for x in xs:
-                if x.requires_grad:  # record: the output becomes a node of the graph
-                    out.requires_grad = True
-                    out._op, out._inputs, out._kw = self, xs, kw
-                    out._stamp = _writes
-                    break
+            # the edges: each input's node as it is now (None: it needs no gradient)
+            if n == 2:
+                edges = (x._node, y._node)
+                record = edges[0] is not None or edges[1] is not None
+            elif n == 1:
+                edges = (x._node,)
+                record = edges[0] is not None
             else:
-                out.requires_grad = False
-                out._op = out._inputs = out._kw = None
-        else:
-            out.requires_grad = False
-            out._op = out._inputs = out._kw = None
+                edges = tuple([a._node for a in xs])
+                record = edges.count(None) != n
+            if record:  # the output becomes a node of the graph
+                node = _new(Node)
+                node.op, node.next, node.inputs, node.kw = self, edges, xs, kw
+                node.stamp, node.extra = _versions.clock, None
+                out._node = node
+                if _ctx.packing:
+                    _pack(node, out)
         if _ctx.watching:  # one test for both: listeners of calls, or a jvp in progress
             if _ctx.on_call:
                 call = (self, xs, kw, out)
@@ -427,79 +486,107 @@ def exit_forward_level(lvl: int) -> None:
 
 
 # ---------------------------------------------------------------- reverse mode
+# The graph's keys: a Node for a computed tensor, the Tensor itself for a leaf (its edge in a
+# consumer's ``next`` is ``LEAF``; the consumer's ``inputs`` at the same position is the leaf).
 
-def _released(node: Tensor) -> RuntimeError:
+def make_node(op: Primitive, xs: tuple[Tensor, ...], kw: dict) -> Node:
+    """A graph node for ``op`` applied to ``xs`` now (for results made outside
+    ``Primitive.__call__``: ``checkpoint``)."""
+    node = _new(Node)
+    node.op, node.next, node.inputs, node.kw = op, tuple(x._node for x in xs), xs, kw
+    node.stamp, node.extra = _versions.clock, None
+    return node
+
+
+def key_of(t: Tensor) -> Any:
+    """The key ``t`` has in the backward graph now: its node, or itself for a leaf
+    (None for a tensor that does not require grad)."""
+    n = t._node
+    return t if n is LEAF else n
+
+
+def _released(node: Node) -> RuntimeError:
     return RuntimeError(
-        f"backward: the graph through '{node._op.name}' (output shape {node.shape}) was already "
-        "released by an earlier backward; pass retain_graph=True to the first backward to go "
-        "through it twice")
+        f"backward: the graph through '{node.op.name}' was already released by an earlier "
+        "backward; pass retain_graph=True to the first backward to go through it twice")
 
 
-def _toposort(roots: Sequence[Tensor]) -> list[Tensor]:
-    """Nodes reachable from ``roots`` through inputs that require grad, every consumer
-    before its inputs.
+def _toposort(roots: Sequence[Tensor]) -> tuple[list, dict]:
+    """The keys reachable from the tensors ``roots`` through edges that need a gradient,
+    every consumer before its inputs, and for each node a Tensor holding its output (the
+    root itself, or the input of the consumer that reached it).
 
     Two iterative passes (no recursion, so a chain of any depth works): count each
-    node's consumers, then emit a node once all its consumers have been emitted.
-    Tensors hash by identity, so they key the dicts directly.
-    """
-    deps: dict[Tensor, int] = {}
+    node's consumers, then emit a node once all its consumers have been emitted."""
+    deps: dict[Any, int] = {}
+    outs: dict[Any, Tensor] = {}
     stack = []
-    rebased = bool(_REBASED)  # a tensor was rebased by an in-place write: follow the old nodes
     for r in roots:
-        if r not in deps:
-            deps[r] = 0
-            stack.append(r)
+        k = key_of(r)
+        if k not in deps:
+            deps[k] = 0
+            outs[k] = r
+            stack.append(k)
     while stack:
         node = stack.pop()
-        inputs = node._inputs
-        if inputs is None:
-            if node._op is not None:
-                raise _released(node)
+        if type(node) is not Node:
             continue
-        if rebased and node._stamp != _writes:  # the inputs as they were when recorded
-            inputs = _recorded_inputs(node)
-        for x in inputs:
-            if x.requires_grad:
-                c = deps.get(x)
-                if c is None:
-                    deps[x] = 1
-                    stack.append(x)
-                else:
-                    deps[x] = c + 1
+        edges = node.next
+        if edges is None:
+            raise _released(node)
+        for e, x in zip(edges, node.inputs):
+            if e is None:
+                continue
+            if e is LEAF:
+                e = x
+            c = deps.get(e)
+            if c is None:
+                deps[e] = 1
+                outs[e] = x
+                stack.append(e)
+            else:
+                deps[e] = c + 1
     order = []
-    ready = [r for r in dict.fromkeys(roots) if deps[r] == 0]
+    ready = [k for k in dict.fromkeys(key_of(r) for r in roots) if deps[k] == 0]
     while ready:
         node = ready.pop()
         order.append(node)
-        inputs = node._inputs
-        if inputs is not None:
-            if rebased and node._stamp != _writes:
-                inputs = _recorded_inputs(node)
-            for x in inputs:
-                if x.requires_grad:
-                    c = deps[x] - 1
-                    deps[x] = c
-                    if c == 0:
-                        ready.append(x)
-    return order
+        if type(node) is Node:
+            for e, x in zip(node.next, node.inputs):
+                if e is None:
+                    continue
+                if e is LEAF:
+                    e = x
+                c = deps[e] - 1
+                deps[e] = c
+                if c == 0:
+                    ready.append(e)
+    return order, outs
 
 
-def _prune(order: list[Tensor], targets: Sequence[Tensor], allow_unused: bool) -> set[Tensor]:
-    """The nodes of ``order`` on a path to one of ``targets``; raises for a target that is
+def inputs_of(node: Any) -> list[tuple[Any, Tensor]]:
+    """``node``'s edges that need a gradient, as (key, saved input) pairs (none for a leaf):
+    the one way the tools (``explain``, ``viz``, ``func``) walk the graph."""
+    if type(node) is not Node or node.next is None:
+        return []
+    return [(x if e is LEAF else e, x) for e, x in zip(node.next, node.inputs) if e is not None]
+
+
+def _prune(order: list, targets: Sequence[Any], allow_unused: bool) -> set:
+    """The keys of ``order`` on a path to one of ``targets``; raises for a target that is
     not in the graph unless ``allow_unused`` (checked before anything is released)."""
     wanted = set(targets)
-    needed: set[Tensor] = set()
+    needed: set = set()
     for node in reversed(order):  # inputs before their consumers
-        if node in wanted or (node._inputs is not None and any(
-                x in needed for x in (node._inputs if node._stamp == _writes
-                                      else _recorded_inputs(node)))):
+        if node in wanted or any(k in needed for k, _ in inputs_of(node)):
             needed.add(node)
     if not allow_unused:
         for i, t in enumerate(targets):
             if t not in needed:
-                raise RuntimeError(f"grad: input {i} (shape {t.shape}) is not in the graph of "
-                                   "the outputs; pass allow_unused=True to get None for it")
+                shape = getattr(t, "shape", None)
+                raise RuntimeError(f"grad: input {i}{'' if shape is None else f' (shape {shape})'} "
+                                   "is not in the graph of the outputs; pass allow_unused=True "
+                                   "to get None for it")
     return needed
 
 
@@ -518,66 +605,131 @@ def _fit(op: Primitive, i: int, gx: Tensor, x: Tensor) -> Tensor:
     return gx
 
 
-def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool = False,
-                  retain_graph: bool = False, targets: Sequence[Tensor] | None = None,
-                  allow_unused: bool = True) -> dict[Tensor, Tensor]:
-    """Cotangents of ``roots`` (seeded with ``seeds``) with respect to graph nodes.
+def _stand_in(arr: np.ndarray, node: Any) -> Tensor:
+    """A Tensor holding ``arr`` at graph position ``node`` (what a rule gets for a saved value
+    whose tensor moved on: its values, its node as recorded)."""
+    t = _new(Tensor)
+    t._data, t._grad, t._tangent, t._node = arr, None, None, node
+    return t
 
-    Returns a dict from node to cotangent: for every leaf that requires grad when
-    ``targets`` is None, otherwise for each target reached. Only paths that reach a
-    target are walked. Nothing is written to any ``.grad`` here, so a failure part-way
-    leaves every gradient as it was. Unless ``retain_graph``, each node lets go of its
-    inputs as soon as its rules have run, so intermediates are freed during the sweep
-    (as PyTorch frees saved tensors) rather than all at its end.
+
+def _version_error(node: Node, what: str, arr: np.ndarray) -> RuntimeError:
+    name = node.op.name
+    return RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: [{what} of '{name}', shape {arr.shape}, {arr.dtype}] is at version "
+        f"{_versions.version(arr)}; expected version {_versions.version_at(arr, node.stamp)} "
+        f"instead. Hint: the write came after '{name}' saved it; do it on a clone(), or after "
+        "the backward")
+
+
+def _unpack(node: Node, edges: tuple, xs: tuple, out: Tensor) -> tuple[Tensor, tuple]:
+    """What ``node``'s rules get, for a node recorded before some in-place write: ``out`` and
+    the inputs as they were recorded. A value the rules read whose memory was written since
+    raises torch's version error (op, both versions); one they do not read is handed on
+    (its shape and dtype are still right). An input whose memory was written through another
+    tensor (a view, a base) between its own node and this one raises: its graph does not
+    explain the value this node consumed."""
+    s = node.stamp
+    reads_in, reads_out = node.op.reads(edges)
+    args = list(xs)
+    # an in-place op's node is stamped with the write it made, after what it consumed
+    consumed = s - 1 if node.extra is not None and node.extra.get("written") == s else s
+    for i, (e, x) in enumerate(zip(edges, xs)):
+        arr = x._data
+        if type(e) is Node and _versions.last_recorded > e.stamp and \
+                _versions.recorded_between(arr, e.stamp, consumed):
+            raise RuntimeError(
+                f"backward: input {i} of '{node.op.name}' (shape {x.shape}), the output of "
+                f"'{e.op.name}', was modified in place through a view or through its base "
+                "after it was computed; duograd does not carry such a write over to the other "
+                "tensors sharing the memory. Write to the tensor itself, or clone() the view first")
+        if _versions.written_since(arr, s):
+            if reads_in is None or i in reads_in:
+                raise _version_error(node, f"input {i}", arr)
+        if x._node is not e:
+            args[i] = _stand_in(arr, e)
+    if out._node is not node or _versions.written_since(out._data, s):
+        if reads_out and _versions.written_since(out._data, s):
+            raise _version_error(node, "output", out._data)
+        out = _stand_in(out._data, node)
+    return out, tuple(args)
+
+
+def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool = False,
+                  retain_graph: bool = False, targets: Sequence[Any] | None = None,
+                  allow_unused: bool = True) -> dict[Any, Tensor]:
+    """Cotangents of ``roots`` (seeded with ``seeds``) with respect to graph keys.
+
+    Returns a dict from key (``key_of``: a leaf Tensor, or a Node) to cotangent: for every
+    leaf that requires grad when ``targets`` (keys) is None, otherwise for each target
+    reached. Only paths that reach a target are walked. Nothing is written to any ``.grad``
+    here, so a failure part-way leaves every gradient as it was. Unless ``retain_graph``,
+    each node lets go of its saved values as soon as its rules have run, so intermediates
+    are freed during the sweep (as PyTorch frees saved tensors) rather than all at its end.
 
     Listeners of the backward (``_context``: hooks, anomaly mode, ``explain``) are told
     of the pass (``on_pass``), of each node's complete cotangent (``on_node``, which may
     replace it), of each rule's result (``on_edge``) and of each node done
     (``on_done``); without any, the sweep pays one test per node and per edge.
     """
-    order = _toposort(roots)
+    order, outs = _toposort(roots)
     needed = _prune(order, targets, allow_unused) if targets is not None else None
     wanted = set(targets) if targets is not None else None
-    grads: dict[Tensor, Tensor] = {}
-    results: dict[Tensor, Tensor] = {}
+    grads: dict[Any, Tensor] = {}
+    results: dict[Any, Tensor] = {}
     watched = _ctx.backward_watched  # hooks, retain_grad, anomaly mode, explain
     if watched:
         on_node, on_edge, on_done = _ctx.on_node, _ctx.on_edge, _ctx.on_done
         for f in _ctx.on_pass:
             f(True)
-    # after a write through a view (or its base), every node is checked (_as_recorded)
-    careful = _last_alias and any(n._inputs is not None and n._stamp < _last_alias for n in order)
+    clock, last = _versions.clock, _versions.last_recorded
+    # after a recorded write, a node made later may still have consumed a value written
+    # through a view or a base: then every node is unpacked with its checks
+    careful = last and any(type(n) is Node and n.stamp < last for n in order)
     prev_mode = _ctx.set_grad_mode(create_graph)
     try:
         for r, s in zip(roots, seeds):
-            prev = grads.get(r)
-            grads[r] = s if prev is None else prev + s
+            k = key_of(r)
+            prev = grads.get(k)
+            grads[k] = s if prev is None else prev + s
         for k in range(len(order)):
             node = order[k]
             g = grads.pop(node, None)  # each cotangent is dropped once its node has run
-            inputs, kw = node._inputs, node._kw
+            if type(node) is not Node:  # a leaf
+                if g is not None:
+                    if watched:
+                        for f in on_node:
+                            g = f(node, g)
+                    if wanted is None or node in wanted:
+                        results[node] = g
+                continue
+            edges, xs, kw = node.next, node.inputs, node.kw
+            out = outs.pop(node)
             if not retain_graph:
                 order[k] = None
-                node._inputs = node._kw = None
+                node.next = node.inputs = node.kw = None
             if g is None:
                 continue
             if watched:
                 for f in on_node:
                     g = f(node, g)
-            if wanted is None:
-                if inputs is None:  # a leaf
-                    results[node] = g
-            elif node in wanted:
+            if wanted is not None and node in wanted:
                 results[node] = g
-            if inputs is None:
-                continue
-            op = node._op
+            op = node.op
             rules = op.vjp
-            out, args = node, inputs
-            if node._stamp != _writes or careful:  # an in-place write since this node was made
-                inputs, out, args = _as_recorded(node, inputs)
-            for i, x in enumerate(inputs):
-                if not x.requires_grad or (needed is not None and x not in needed):
+            args = xs
+            if node.stamp != clock or careful:  # an in-place write since this node was recorded
+                out, args = _unpack(node, edges, xs, out)
+            if node.extra is not None and "packed" in node.extra:
+                out, args = _unpacked(node, edges, out, args)
+            for i, e in enumerate(edges):
+                if e is None:
+                    continue
+                x = xs[i]
+                if e is LEAF:
+                    e = x
+                if needed is not None and e not in needed:
                     continue
                 try:  # the table itself on the hot path; vjp_rule for the rest (and its errors)
                     rule = rules[i]
@@ -592,17 +744,50 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 if watched:
                     for f in on_edge:
                         f(node, i, x, raw, gx)
-                prev = grads.get(x)
-                grads[x] = gx if prev is None else prev + gx
+                prev = grads.get(e)
+                grads[e] = gx if prev is None else prev + gx
             if watched:
                 for f in on_done:
-                    f(node, inputs, grads)
+                    f(node, edges, xs, grads)
     finally:
         _ctx.set_grad_mode(prev_mode)
         if watched:
             for f in _ctx.on_pass:
                 f(False)
     return results
+
+
+# ---------------------------------------------------------------- saved-tensor hooks
+# While ``autograd.graph.saved_tensors_hooks(pack, unpack)`` is on (``_context.packing``),
+# every value a node's rules read is packed when the node is recorded and unpacked when its
+# rules run, as torch does with its saved variables.
+
+def _pack(node: Node, out: Tensor) -> None:
+    pack = _ctx.pack_hooks[-1][0]
+    reads_in, reads_out = node.op.reads(node.next)
+    packed = {}
+    with _ctx.unrecorded(), no_grad():
+        for i, x in enumerate(node.inputs):
+            if reads_in is None or i in reads_in:
+                packed[i] = pack(x)
+        if reads_out:
+            packed["out"] = pack(out)
+    node._extra()["packed"] = (packed, _ctx.pack_hooks[-1][1])
+
+
+def _unpacked(node: Node, edges: tuple, out: Tensor, args: tuple) -> tuple[Tensor, tuple]:
+    packed, unpack = node.extra["packed"]
+    args = list(args)
+    for k, v in packed.items():
+        t = unpack(v)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"saved_tensors_hooks: unpack_hook must return a Tensor, got "
+                            f"{type(t).__name__} (for '{node.op.name}')")
+        if k == "out":
+            out = t if t._node is node else _stand_in(t._data, node)
+        else:
+            args[k] = t if t._node is edges[k] else _stand_in(t._data, edges[k])
+    return out, tuple(args)
 
 
 def _seed(out: Tensor, g: Any, op: str) -> Tensor:
@@ -669,278 +854,8 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     seeds = [_seed(y, g, "grad") for y, g in zip(outputs, grad_outputs)]
     if retain_graph is None:
         retain_graph = create_graph
-    results = backpropagate(outputs, seeds, create_graph, retain_graph, targets=inputs,
+    keys = [key_of(x) for x in inputs]
+    results = backpropagate(outputs, seeds, create_graph, retain_graph, targets=keys,
                             allow_unused=allow_unused)
-    return tuple(results.get(x) for x in inputs)
+    return tuple(results.get(k) for k in keys)
 
-
-# ---------------------------------------------------------------- in-place writes and versions
-# duograd/inplace.py writes tensors in place (the optimizers too, through ``bump``). A tensor
-# written while autograd records gets a new node (it is "rebased": its node becomes the
-# in-place op, whose input is a new Tensor holding the node it had). Consumers recorded
-# before the write still hold the tensor itself, so ``_REBASED[t]`` lists (write number,
-# the node t had before that write): a backward routes each consumer to the node it saw.
-# A node's own ``_stamp`` (the write count at its creation) is all the hot path pays: only
-# when a write happened since does a backward come here.
-
-# (Keyed by id, each entry dropped when its tensor dies: a WeakKeyDictionary would compare
-# Tensors with ==, which is elementwise.)
-_REBASED: dict[int, list] = {}
-_SUPERSEDED: dict[int, int] = {}  # id(stand-in) -> the write that replaced that node
-
-
-def _keep(table: dict, t: Tensor, value: Any) -> None:
-    key = id(t)
-    if key not in table:
-        weakref.finalize(t, table.pop, key, None)
-    table[key] = value
-
-
-def bump(t: Tensor) -> int:
-    """Count one in-place write to ``t``'s memory (its version, and its views', goes up by
-    one); returns the write's number."""
-    global _writes
-    _writes += 1
-    _writes_of(t._data, create=True).add(_writes)
-    return _writes
-
-
-def rebase(t: Tensor, old: Tensor, new: Tensor, w: int, alias: bool) -> None:
-    """``t`` (written in place by write number ``w``) takes ``new``'s node; ``old`` holds the
-    node ``t`` had, for the consumers recorded before the write. ``alias``: other arrays
-    may share the memory (a view, a base), whose nodes do not know of the write."""
-    global _last_alias
-    if alias:
-        _last_alias = w
-    _writes_of(t._data).graph.append(w)
-    _keep(_REBASED, t, _REBASED.get(id(t), []) + [(w, old)])
-    _keep(_SUPERSEDED, old, w)
-    t._op, t._inputs, t._kw = new._op, new._inputs, new._kw
-    t.requires_grad = True
-    t._stamp = w
-
-
-def _at(x: Tensor, stamp: int) -> Tensor:
-    """The node ``x`` was when write number ``stamp`` had just happened."""
-    log = _REBASED.get(id(x))
-    if log is not None:
-        for w, old in log:
-            if w > stamp:
-                return old
-    return x
-
-
-def _recorded_inputs(node: Tensor) -> tuple:
-    """``node``'s inputs as the nodes they were when ``node`` was recorded."""
-    if node._stamp == _writes:
-        return node._inputs
-    return tuple([_at(x, node._stamp) for x in node._inputs])
-
-
-class _Stale:
-    """The values of a tensor written in place after a node saved it: the shape and dtype
-    can be read (rules read them), the values cannot: any use raises the version error."""
-
-    __slots__ = ("shape", "dtype", "ndim", "size", "_msg")
-
-    def __init__(self, arr: np.ndarray, msg: str) -> None:
-        self.shape, self.dtype, self.ndim, self.size, self._msg = (arr.shape, arr.dtype, arr.ndim,
-                                                                   arr.size, msg)
-
-    def _fail(self, *args: Any, **kw: Any) -> Any:
-        raise RuntimeError(self._msg)
-
-    def __getattr__(self, name: str) -> Any:
-        raise RuntimeError(self._msg)
-
-    __array__ = __array_ufunc__ = __array_function__ = __getitem__ = __len__ = __iter__ = _fail
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = _fail
-    __rtruediv__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = __neg__ = __abs__ = _fail
-    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = __float__ = __bool__ = _fail
-    __hash__ = object.__hash__
-
-
-def _stale(x: Tensor, node: Tensor, what: str, version: int, expected: int) -> Tensor:
-    msg = (f"one of the variables needed for gradient computation has been modified by an "
-           f"inplace operation: [{what} of '{node._op.name}', shape {x.shape}, {x.dtype}] is at "
-           f"version {version}; expected version {expected} instead. Hint: the write came after "
-           f"'{node._op.name}' saved it; do it on a clone(), or after the backward")
-    t = _new(Tensor)
-    t._data = _Stale(x._data, msg)
-    t._grad = t._tangent = None
-    t.requires_grad = x.requires_grad
-    t._op = t._inputs = t._kw = None
-    return t
-
-
-def _as_recorded(node: Tensor, inputs: tuple) -> tuple[tuple, Tensor, list]:
-    """For a node recorded before some in-place write: the inputs it consumed (the edges of
-    the graph), and what its rules get: ``out`` and the inputs, each replaced by a stand-in
-    that raises the version error if a rule reads values written after the node saved them.
-    Raises at once for an input whose value was changed through a view or its base before
-    the node consumed it (its own graph does not explain that value)."""
-    s = node._stamp
-    edges = tuple([_at(x, s) for x in inputs])
-    args = list(edges)
-    for i, x in enumerate(edges):
-        if x._op is not None:
-            rec = _writes_of(x._data)
-            upper = min(s, _SUPERSEDED.get(id(x), s + 1) - 1)
-            if rec is not None and rec.rebased_between(x._stamp, upper):
-                raise RuntimeError(
-                    f"backward: input {i} of '{node._op.name}' (shape {x.shape}), the output of "
-                    f"'{x._op.name}', was modified in place through a view or through its base "
-                    "after it was computed; duograd does not carry such a write over to the other "
-                    "tensors sharing the memory. Write to the tensor itself, or clone() the view "
-                    "first")
-        # the memory the node read (a stand-in holding a copy of an old value reads its copy
-        # only for the in-place op that made it; the tensor itself for everyone else)
-        rec = _writes_of(inputs[i]._data)
-        if rec is not None and rec.since(s):
-            args[i] = _stale(x, node, f"input {i}", rec.version, rec.version_at(s))
-    out = node
-    rec = _writes_of(node._data)
-    if rec is not None and rec.since(s):
-        out = _stale(node, node, "output", rec.version, rec.version_at(s))
-    return edges, out, args
-
-
-
-# ---------------------------------------------------------------- dg.autograd.Function
-# PyTorch's way to define an operation, built on Primitive: a subclass gives
-# ``@staticmethod forward(ctx, *args)`` (Tensors in, Tensors out; run with recording off) and
-# ``@staticmethod backward(ctx, *grads)`` (one gradient per output in, one per forward argument
-# out, None where an argument needs none). ``apply`` makes each output a node whose VJP rules
-# call ``backward``, so a backward written in Tensor operations is recorded under
-# ``create_graph`` like any rule and can be differentiated again.
-
-
-class FunctionCtx:
-    """The ``ctx`` of a ``Function``: what ``forward`` keeps for ``backward``."""
-
-    def __init__(self, needs_input_grad: tuple[bool, ...]) -> None:
-        self.needs_input_grad = needs_input_grad
-        self._saved: tuple = ()
-        self._versions: tuple = ()
-        self._non_differentiable: set[int] = set()
-        self._outputs: dict[int, Tensor] = {}   # id(forward's output) -> the node returned
-        self._last: tuple = (None, None)         # (the cotangents, backward's result) cached
-
-    def save_for_backward(self, *tensors: Any) -> None:
-        """Keep ``tensors`` (inputs, outputs, or None) for ``backward``."""
-        for t in tensors:
-            if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save Tensors or None, got "
-                                f"{type(t).__name__}")
-        self._saved = tensors
-        self._versions = tuple(None if t is None else t._version for t in tensors)
-
-    @property
-    def saved_tensors(self) -> tuple:
-        """The saved tensors (an output saved in ``forward`` is the output ``apply``
-        returned); raises if one was modified in place since it was saved."""
-        out = []
-        for i, (t, v) in enumerate(zip(self._saved, self._versions)):
-            if t is not None and t._version != v:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [saved tensor {i} of {self._name}, shape {t.shape}] is "
-                    f"at version {t._version}; expected version {v} instead")
-            out.append(self._outputs.get(id(t), t) if t is not None else None)
-        return tuple(out)
-
-    def mark_non_differentiable(self, *outputs: Tensor) -> None:
-        """Outputs that get no gradient (their nodes have no VJP: indices, masks)."""
-        self._non_differentiable.update(id(t) for t in outputs)
-
-    def set_materialize_grads(self, value: bool) -> None:
-        """Accepted for torch's API; gradients are always materialised (zeros, not None)."""
-
-
-class Function:
-    """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``; call
-    ``apply``, as ``torch.autograd.Function``.
-
-    >>> import duograd as dg
-    >>> class Cube(dg.autograd.Function):
-    ...     @staticmethod
-    ...     def forward(ctx, x):
-    ...         ctx.save_for_backward(x)
-    ...         return x ** 3
-    ...     @staticmethod
-    ...     def backward(ctx, g):
-    ...         (x,) = ctx.saved_tensors
-    ...         return g * 3 * x ** 2
-    >>> x = dg.tensor(2.0, requires_grad=True)
-    >>> (gx,) = dg.grad(Cube.apply(x), x, create_graph=True)
-    >>> (gxx,) = dg.grad(gx, x)
-    >>> float(gx), float(gxx)
-    (12.0, 12.0)
-    """
-
-    @staticmethod
-    def forward(ctx: FunctionCtx, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError("Function.forward: define it in the subclass")
-
-    @staticmethod
-    def backward(ctx: FunctionCtx, *grads: Any) -> Any:
-        raise NotImplementedError("Function.backward: define it in the subclass")
-
-    @classmethod
-    def apply(cls, *args: Any, **kwargs: Any) -> Any:
-        name = cls.__name__
-        ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
-        ctx._name = name
-        with no_grad():
-            result = cls.forward(ctx, *args, **kwargs)
-        many = isinstance(result, tuple)
-        outs = result if many else (result,)
-        for i, o in enumerate(outs):
-            if not isinstance(o, Tensor):
-                raise TypeError(f"{name}.forward must return Tensors; output {i} is a "
-                                f"{type(o).__name__}")
-        where = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-        inputs = tuple(args[i] for i in where)
-        n_out = len(outs)
-
-        def grads_for(k: int, g: Tensor, out: Tensor, xs: tuple) -> tuple:
-            """backward's gradients for the forward arguments, given ``g`` for output k
-            (zeros for the others; backward is linear in them). Cached for one ``g``."""
-            if ctx._last[0] is g:
-                return ctx._last[1]
-            gs = tuple(g if j == k else zeros_like_p(o_node) for j, o_node in enumerate(nodes))
-            res = cls.backward(ctx, *gs)
-            res = res if isinstance(res, tuple) else (res,)
-            if len(res) != len(args):
-                raise RuntimeError(f"{name}.backward returned an incorrect number of gradients "
-                                   f"(expected {len(args)}, got {len(res)})")
-            ctx._last = (g, res)
-            return res
-
-        def rule_for(k: int, i: int) -> Any:
-            def rule(g: Tensor, out: Tensor, *xs: Tensor) -> Tensor:
-                gx = grads_for(k, g, out, xs)[where[i]]
-                if gx is None:
-                    return zeros_like_p(xs[i])
-                if not isinstance(gx, Tensor):
-                    raise TypeError(f"{name}.backward: the gradient of argument {where[i]} is a "
-                                    f"{type(gx).__name__}, not a Tensor or None")
-                if gx.shape != xs[i].shape:
-                    raise RuntimeError(f"{name}.backward: the gradient of argument {where[i]} has "
-                                       f"shape {gx.shape}; the argument has shape {xs[i].shape}")
-                return gx
-            return rule
-
-        nodes: list[Tensor] = []
-        for k, o in enumerate(outs):
-            data = o._data
-            label = name if n_out == 1 else f"{name}[{k}]"
-            if id(o) in ctx._non_differentiable:
-                prim = Primitive(label, lambda *xs, data=data: data, differentiable=False)
-            else:
-                prim = Primitive(label, lambda *xs, data=data: data,
-                                 vjp=tuple(rule_for(k, i) for i in range(len(inputs))))
-            node = prim(*inputs) if inputs else o
-            ctx._outputs[id(o)] = node
-            nodes.append(node)
-        return tuple(nodes) if many else nodes[0]
