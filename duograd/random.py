@@ -188,7 +188,15 @@ def get_rng_state() -> Tensor:
 
 
 def set_rng_state(new_state: Tensor) -> None:
-    """Restore the default generator's state from ``get_rng_state``."""
+    """Restore the default generator's state from ``get_rng_state``.
+
+    >>> import duograd as dg
+    >>> s = dg.get_rng_state()
+    >>> a = dg.rand(2)
+    >>> dg.set_rng_state(s)
+    >>> dg.rand(2).tolist() == a.tolist()
+    True
+    """
     default_generator.set_state(new_state)
 
 
