@@ -455,7 +455,7 @@ def bernoulli(input: Tensor, p: Any = None, *, generator: Any = None) -> Tensor:
 
 
 def _poisson(gen: np.random.Generator, lam: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    return gen.poisson(lam).astype(dtype, copy=False)
+    return np.asarray(gen.poisson(lam)).astype(dtype, copy=False)
 
 
 def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
