@@ -81,12 +81,12 @@ def default_collate(batch: list) -> Any:
     if isinstance(elem, collections.abc.Mapping):
         return _same_container(elem, {k: default_collate([d[k] for d in batch]) for k in elem})
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):  # a named tuple
-        return type(elem)(*(default_collate(list(s)) for s in zip(*batch)))
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):
         size = len(elem)
         if any(len(b) != size for b in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        columns = [default_collate(list(s)) for s in zip(*batch)]
+        columns = [default_collate(s) for s in zip(*batch)]
         if isinstance(elem, tuple):
             return columns  # a list, as torch (kept for backward compatibility there)
         return _same_container(elem, columns)

@@ -297,7 +297,7 @@ class _Workers:
                 iq.put(None)
             except Exception:  # (a queue already closed)
                 pass
-        deadline = time.monotonic() + 2.0
+        deadline = time.monotonic() + 1.0
         for p in self.procs:
             p.join(timeout=max(0.0, deadline - time.monotonic()))
             if p.is_alive():
@@ -320,7 +320,11 @@ class _MultiProcessIter:
         self._workers = _Workers(loader, self._base_seed)
         self._finalizer = weakref.finalize(self, self._workers.shutdown)
         self._epoch = 0
-        self._start_epoch()
+        try:
+            self._start_epoch()
+        except BaseException:  # the sampler failed or was interrupted: stop the new workers
+            self._shutdown()
+            raise
 
     def _start_epoch(self) -> None:
         ld = self._loader
@@ -341,7 +345,11 @@ class _MultiProcessIter:
         if self._loader._iterable:
             for iq in self._workers.index_queues:
                 iq.put(("reset", self._epoch))
-        self._start_epoch()
+        try:
+            self._start_epoch()
+        except BaseException:
+            self._shutdown()
+            raise
 
     def _ask(self) -> None:
         """Send the next batch's task to the next worker that is still going."""
