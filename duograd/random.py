@@ -335,7 +335,19 @@ def normal(mean: Any = 0.0, std: Any = 1.0, size: Any = None, *, generator: Any 
         dt = _float(dtype, "normal")
     if np.any(s < 0):
         raise RuntimeError(f"normal expects std >= 0.0, but found std {s.min()}")
-    data = _draw(_normal, as_rng(rng, generator), m, s, shape, dt)
+    gen = as_rng(rng, generator)
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        # mean + std * z with primitives: a dg.compile replay uses the call's mean and std
+        z = _wrap(_draw(gen.standard_normal, shape))
+        out = z * (std.detach() if isinstance(std, Tensor) else std) \
+            + (mean.detach() if isinstance(mean, Tensor) else mean)
+        from . import ops
+        out = out if out.dtype == dt else ops.astype(out, dt)
+        _check_device(device)
+        if requires_grad:
+            out = _made(out._data, requires_grad, device, "normal")
+        return out
+    data = _draw(_normal, gen, m, s, shape, dt)
     return _made(data, requires_grad, device, "normal")
 
 
@@ -373,21 +385,27 @@ def _check_float(x: Tensor, op: str, kernel: str) -> None:
                                   "floating point input")
 
 
-def _multinomial(gen: np.random.Generator, p: np.ndarray, n: int, replacement: bool) -> np.ndarray:
-    """``n`` category indices per row of the (rows, k) weights ``p``."""
+def _categories(p: Tensor, n: int, replacement: bool, gen: np.random.Generator) -> Tensor:
+    """``n`` category indices per row of the (rows, k) weights ``p``. The draw itself does not
+    depend on ``p`` (uniforms, or exponentials), and what does is computed with primitives,
+    so a ``dg.compile`` replay draws anew *for the weights of that call*."""
+    from . import _context, ops
+    from .reductions import argsort
     rows, k = p.shape
-    if replacement:  # inverse CDF: a uniform on [0, total) falls in one category's interval
-        cdf = np.cumsum(p, axis=1)
-        u = gen.random((rows, n)) * cdf[:, -1:]
-        out = np.empty((rows, n), dtype=np.int64)
-        last = k - 1 - np.argmax(p[:, ::-1] > 0, axis=1)  # the last category with weight
-        for r in range(rows):
-            out[r] = np.minimum(np.searchsorted(cdf[r], u[r], side="right"), last[r])
-        return out
-    # Without replacement: the n largest p / E with E ~ Exp(1) are a draw of n categories
-    # one after another, each in proportion to the weight of those not yet drawn.
-    keys = p / gen.standard_exponential((rows, k))
-    return np.argsort(-keys, axis=1, kind="stable")[:, :n].astype(np.int64)
+    if not replacement:
+        # The n largest p / E with E ~ Exp(1) are a draw of n categories one after
+        # another, each in proportion to the weight of those not yet drawn.
+        e = _wrap(_draw(gen.standard_exponential, (rows, k)))
+        return argsort(p / e, dim=1, descending=True, stable=True)[:, :n]
+    # Inverse CDF: a uniform on [0, total) falls in one category's interval of the cumulative
+    # weights (a category of weight 0 has an empty interval).
+    cdf = ops.cumsum(p, dim=1)
+    v = _wrap(_draw(gen.random, (rows, n))) * cdf[:, -1:]
+    if not _context.on_effect:  # nothing records: the same count, found by bisection
+        idx = np.stack([np.searchsorted(c, u, side="right") for c, u in zip(cdf._data, v._data)])
+        return _wrap(np.minimum(idx.reshape(rows, n), k - 1).astype(np.int64))
+    below = ops.unsqueeze(cdf, 1) <= ops.unsqueeze(v, 2)  # (rows, n, k): cdf_j <= v
+    return ops.minimum(below.sum(-1), k - 1)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  # noqa: A002
@@ -417,15 +435,18 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,  
     if not replacement and n > k:
         raise RuntimeError(f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples "
                            f"without replacement ({n} > {k})")
-    p = input._data.reshape(-1, k).astype(np.float64)
+    p = input._data.reshape(-1, k)
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise RuntimeError("multinomial: probability tensor contains either `inf`, `nan` or "
                            "element < 0")
     if p.shape[0] and np.any(p.sum(axis=1) <= 0):
         raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities "
                            "<= 0)")
-    out = _draw(_multinomial, as_rng(generator=generator), p, n, bool(replacement))
-    return _made(out.reshape(input.shape[:-1] + (n,)), False, None, "multinomial")
+    weights = input.detach().reshape(-1, k)
+    if weights.dtype != np.float64:
+        weights = weights.double()
+    out = _categories(weights, n, bool(replacement), as_rng(generator=generator))
+    return out.reshape(input.shape[:-1] + (n,))
 
 
 def _bernoulli_check(p: Any, op: str) -> None:

@@ -275,3 +275,23 @@ def test_random_bounds_as_torch(torch) -> None:
         torch.ones(3, dtype=torch.int32).random_(0, 2 ** 40)
     with pytest.raises(RuntimeError):
         dg.ones(3, dtype=dg.int32).random_(0, 2 ** 40)
+
+
+def test_compiled_draws_follow_each_call_and_match_eager() -> None:
+    """Under dg.compile a draw is made anew on every replay, for that call's weights (the
+    draw does not depend on them; what does is computed with primitives)."""
+    def f(p):
+        t = dg.tensor(p)
+        return (dg.multinomial(t, 3, True), dg.multinomial(t + 0.5, 2), dg.bernoulli(t),
+                dg.normal(t * 100, 0.01))
+    calls = [np.array(p) for p in ([1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0])]
+    runs = []
+    for compiled in (False, True):
+        dg.manual_seed(21)
+        run = dg.compile(f) if compiled else f
+        runs.append([[x.tolist() for x in run(p)] for p in calls])
+        if compiled:
+            assert run.traces == 1
+    assert runs[0] == runs[1]
+    assert [r[0] for r in runs[1]] == [[0, 0, 0], [2, 2, 2], [1, 1, 1], [2, 2, 2]]
+    assert runs[1][1][1] != runs[1][3][1] or runs[1][1][3] != runs[1][3][3]  # drawn anew
