@@ -400,3 +400,62 @@ def test_timeout_raises_and_stops_a_hung_worker() -> None:
     with pytest.raises(RuntimeError, match="timed out after 0.3 seconds"):
         next(it)
     assert not _alive(procs)
+
+
+_INTERRUPTED_PROGRAM = """
+import sys, threading
+import duograd as dg
+from duograd.utils.data import DataLoader, Dataset, get_worker_info
+
+class Hangs(Dataset):
+    def __len__(self):
+        return 8
+    def __getitem__(self, i):
+        if i >= 2:
+            threading.Event().wait()  # the worker hangs until it is stopped
+        return i
+
+try:
+    it = iter(DataLoader(Hangs(), batch_size=None, num_workers=2))
+    next(it)
+    print(" ".join(str(p.pid) for p in it._workers.procs), flush=True)
+    next(it); next(it)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    raise
+"""
+
+
+def test_ctrl_c_in_the_main_process_stops_the_workers() -> None:
+    """SIGINT to the whole process group (what Ctrl-C in a terminal sends): the main process
+    gets KeyboardInterrupt, the workers ignore it and are stopped, none is left."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    child = subprocess.Popen([sys.executable, "-c", _INTERRUPTED_PROGRAM], cwd=root, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        pids = [int(p) for p in child.stdout.readline().split()]
+        assert len(pids) == 2, child.stderr.read()
+        os.killpg(child.pid, signal.SIGINT)
+        out, err = child.communicate(timeout=20)
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+    assert "interrupted" in out and "KeyboardInterrupt" in err
+    deadline = time.monotonic() + 5
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        alive = [p for p in alive if os.path.exists(f"/proc/{p}") and "Z" not in _state(p)]
+    assert not alive, f"worker processes left behind: {alive}"
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0]
+    except OSError:
+        return "Z"

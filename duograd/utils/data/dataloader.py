@@ -196,8 +196,7 @@ def _worker_loop(dataset: Any, iterable: bool, auto_collation: bool, collate_fn:
                    if iterable else None)
     except Exception as e:
         result_queue.put((epoch, -1, worker_id, "error", _WorkerError(e, worker_id, " (while starting)")))
-        result_queue.cancel_join_thread()
-        return
+        return  # (exiting joins the queue's feeder: the error gets through before the process ends)
     while True:
         try:
             msg = index_queue.get(timeout=1.0)
@@ -297,7 +296,7 @@ class _Workers:
                 iq.put(None)
             except Exception:  # (a queue already closed)
                 pass
-        deadline = time.monotonic() + 1.0
+        deadline = time.monotonic() + 0.5  # idle workers stop at once
         for p in self.procs:
             p.join(timeout=max(0.0, deadline - time.monotonic()))
             if p.is_alive():
@@ -381,7 +380,9 @@ class _MultiProcessIter:
                 epoch, idx, wid, kind, data = self._workers.result_queue.get(timeout=wait)
             except queue.Empty:
                 dead = [p.pid for p in self._workers.procs if not p.is_alive()]
-                if dead:
+                if dead and self._workers.result_queue.empty():  # (what it sent before dying first)
+                    time.sleep(0.05)
+                if dead and self._workers.result_queue.empty():
                     raise RuntimeError(f"DataLoader worker (pid(s) {', '.join(map(str, dead))}) exited "
                                        "unexpectedly") from None
                 if timeout > 0 and time.monotonic() - start >= timeout:
