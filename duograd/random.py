@@ -402,8 +402,10 @@ def _categories(p: Tensor, n: int, replacement: bool, gen: np.random.Generator) 
     cdf = ops.cumsum(p, dim=1)
     v = _wrap(_draw(gen.random, (rows, n))) * cdf[:, -1:]
     if not _context.on_effect:  # nothing records: the same count, found by bisection
-        idx = np.stack([np.searchsorted(c, u, side="right") for c, u in zip(cdf._data, v._data)])
-        return _wrap(np.minimum(idx.reshape(rows, n), k - 1).astype(np.int64))
+        idx = np.zeros((rows, n), dtype=np.int64)
+        for r in range(rows):
+            idx[r] = np.searchsorted(cdf._data[r], v._data[r], side="right")
+        return _wrap(np.minimum(idx, k - 1))
     below = ops.unsqueeze(cdf, 1) <= ops.unsqueeze(v, 2)  # (rows, n, k): cdf_j <= v
     return ops.minimum(below.sum(-1), k - 1)
 

@@ -163,7 +163,8 @@ def test_multinomial_errors_as_torch(torch, case) -> None:
 
 @pytest.mark.oracle
 def test_multinomial_shapes_as_torch(torch) -> None:
-    for shape, n, repl in [((3,), 2, False), ((2, 3), 3, False), ((2, 3), 7, True), ((0, 3), 2, False)]:
+    for shape, n, repl in [((3,), 2, False), ((2, 3), 3, False), ((2, 3), 7, True), ((0, 3), 2, False),
+                           ((0, 3), 2, True)]:
         t = torch.multinomial(torch.ones(shape, dtype=torch.float64), n, repl)
         d = dg.multinomial(dg.ones(shape), n, repl)
         assert tuple(t.shape) == d.shape and str(t.dtype) == f"torch.{d.dtype}"
