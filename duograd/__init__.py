@@ -17,6 +17,8 @@ from ._tensor import (bool_ as bool, device, float32, float64, get_default_dtype
 from ._tensor import float32 as float, float64 as double, int32 as int, int64 as long  # noqa: A001
 from .random import (manual_seed, normal, rand, rand_like, randint, randn, randn_like,
                      randperm)
+from .random import (Generator, bernoulli, get_rng_state, initial_seed, multinomial, poisson,  # noqa: E402
+                     seed, set_rng_state)
 from .autograd import Primitive, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .shapes import DimError, ShapeError
 from .ops import (amax, amin, clamp, flatten, power as pow, std)  # noqa: A001  (torch's signatures)
@@ -45,6 +47,7 @@ from .conv import (_adaptive_max_pool1d_torch as adaptive_max_pool1d, adaptive_a
                    conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, random, viz  # noqa: E402  (after the engine they build on)
+from . import utils  # noqa: E402  (duograd.utils.data: datasets and the data loader)
 from .nn.functional import celu, prelu, selu  # noqa: E402  (torch has them at the top level too)
 from .capture import Compiled, compile  # noqa: E402,A001
 from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.retain_grad)
@@ -85,5 +88,8 @@ __all__ = [
     "scatter_reduce", "index_select", "index_add", "take_along_dim", "masked_fill", "masked_select",
     "nonzero", "repeat_interleave", "meshgrid",
     "eye", "full", "full_like", "empty", "empty_like", "tril_indices", "triu_indices",
+    # random numbers as objects; data loading (branch data)
+    "Generator", "seed", "initial_seed", "get_rng_state", "set_rng_state", "multinomial", "bernoulli",
+    "poisson", "utils",
 ]
 __version__ = "0.1.0"

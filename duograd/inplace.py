@@ -246,3 +246,109 @@ def imatmul(t: Tensor, other: Any) -> Any:
     if not fits:
         return NotImplemented
     return write(t, ops.matmul_p, other, name="__imatmul__", keep=_requires(other))
+
+
+# ---------------------------------------------------------------- more random fills (branch data)
+# Each draws through _tensor._draw (a dg.compile replay draws anew) and writes through write().
+
+from ._tensor import _wrap  # noqa: E402
+
+def _fill(t: Tensor, values: np.ndarray, name: str) -> Tensor:
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
+    return write(t, assign_p, np.asarray(values).astype(t.dtype, copy=False), name=name)
+
+
+def _random_bounds(dtype: np.dtype) -> tuple[int, int]:
+    """The inclusive range ``random_()`` draws from for a dtype (torch's): the integers a
+    float represents exactly, or the dtype's own range from 0."""
+    if dtype.kind == "f":
+        return 0, 2 ** (np.finfo(dtype).nmant + 1)
+    if dtype.kind == "b":
+        return 0, 1
+    return 0, int(np.iinfo(dtype).max)
+
+
+def _random_ints(gen: np.random.Generator, low: int, high: int, shape: tuple) -> np.ndarray:
+    return gen.integers(low, high, shape, dtype=np.int64 if high <= 2 ** 63 else np.uint64)
+
+
+def random_(t: Tensor, *args: Any, to: Any = None, generator: Any = None) -> Tensor:
+    """Fill ``t`` with integers drawn uniformly: ``random_()`` over [0, the dtype's largest
+    exactly representable integer], ``random_(to)`` over [0, to), ``random_(from, to)``
+    over [from, to), as torch.
+
+    >>> import duograd as dg
+    >>> t = dg.zeros(100).random_(2, 5)
+    >>> sorted(set(t.tolist()))
+    [2.0, 3.0, 4.0]
+    """
+    if len(args) > 2 or (len(args) == 2 and to is not None):
+        raise TypeError("random_: expected random_(), random_(to) or random_(from, to)")
+    lo_d, hi_d = _random_bounds(t.dtype)
+    if len(args) == 2:
+        low, high = args
+    elif len(args) == 1:
+        low, high = (0, args[0]) if to is None else (args[0], to)
+    else:
+        low, high = 0, to
+    if high is None:
+        high = hi_d + 1
+        if low > hi_d:
+            raise RuntimeError(f"random_: 'from' {low} is out of range for {t.dtype}")
+    for v in (low, high):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"random_: 'from' and 'to' must be ints, got {type(v).__name__}")
+    low, high = int(low), int(high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} "
+                           f">= to={high}")
+    if t.dtype.kind != "f" and (high - 1 > hi_d or low < (-hi_d - 1 if t.dtype.kind == "i" else 0)):
+        raise RuntimeError(f"random_: to - 1 is out of bounds for {t.dtype} (got from={low}, "
+                           f"to={high})")
+    values = _draw(_random_ints, _generator(generator), low, high, t.shape)
+    return _fill(t, values, "random_")
+
+
+def exponential_(t: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill ``t`` with exponential samples of rate ``lambd`` (mean 1 / lambd)."""
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _fill(t, _draw(_generator(generator).exponential, 1.0 / lambd, t.shape), "exponential_")
+
+
+def geometric_(t: Tensor, p: float, *, generator: Any = None) -> Tensor:
+    """Fill ``t`` with geometric samples: the number of trials, each succeeding with
+    probability ``p``, up to and including the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    return _fill(t, _draw(_generator(generator).geometric, p, t.shape), "geometric_")
+
+
+def _cauchy(gen: np.random.Generator, median: float, sigma: float, shape: tuple) -> np.ndarray:
+    return median + sigma * gen.standard_cauchy(shape)
+
+
+def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: Any = None) -> Tensor:
+    """Fill ``t`` with Cauchy samples of location ``median`` and scale ``sigma``."""
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    return _fill(t, _draw(_cauchy, _generator(generator), median, sigma, t.shape), "cauchy_")
+
+
+def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
+    """Fill ``t`` with exp(N(mean, std**2)) samples."""
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return _fill(t, _draw(_generator(generator).lognormal, mean, std, t.shape), "log_normal_")
+
+
+def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
+    """Fill ``t`` with 0/1 samples, 1 with probability ``p`` (a number, or a Tensor that
+    broadcasts to ``t``'s shape)."""
+    arr = p._data if isinstance(p, Tensor) else np.asarray(p, dtype=np.float64)
+    if arr.size and not np.all((arr >= 0) & (arr <= 1)):
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p if arr.ndim == 0 else arr}")
+    u = _wrap(_draw(_generator(generator).random, t.shape))
+    hit = ops.less_p(u, p.detach() if isinstance(p, Tensor) else float(arr))
+    return write(t, assign_p, ops.astype(hit, t.dtype), name="bernoulli_")

@@ -409,3 +409,39 @@ _CLASS_ONLY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__
 for _name, _fn in vars(_Methods).items():
     if _name not in _CLASS_ONLY:
         setattr(Tensor, _name, _fn)
+
+
+# ---------------------------------------------------------------- random draws (branch data)
+def _bind_random() -> None:
+    from . import random as _random
+
+    def random_(self, *args, to=None, generator=None) -> Tensor:
+        return inplace.random_(self, *args, to=to, generator=generator)
+
+    def exponential_(self, lambd=1.0, *, generator=None) -> Tensor:
+        return inplace.exponential_(self, lambd, generator=generator)
+
+    def geometric_(self, p, *, generator=None) -> Tensor:
+        return inplace.geometric_(self, p, generator=generator)
+
+    def cauchy_(self, median=0.0, sigma=1.0, *, generator=None) -> Tensor:
+        return inplace.cauchy_(self, median, sigma, generator=generator)
+
+    def log_normal_(self, mean=1.0, std=2.0, *, generator=None) -> Tensor:
+        return inplace.log_normal_(self, mean, std, generator=generator)
+
+    def bernoulli_(self, p=0.5, *, generator=None) -> Tensor:
+        return inplace.bernoulli_(self, p, generator=generator)
+
+    def bernoulli(self, p=None, *, generator=None) -> Tensor:
+        return _random.bernoulli(self, p, generator=generator)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None) -> Tensor:
+        return _random.multinomial(self, num_samples, replacement, generator=generator)
+
+    for fn in (random_, exponential_, geometric_, cauchy_, log_normal_, bernoulli_, bernoulli,
+               multinomial):
+        setattr(Tensor, fn.__name__, fn)
+
+
+_bind_random()

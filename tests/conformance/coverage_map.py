@@ -55,6 +55,12 @@ COVERED_BY: dict[str, str] = {
     "nn.Conv3d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
     "nn.ConvTranspose1d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
     "nn.ConvTranspose2d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
+    # branch data: the default generator's seed and state (values are NumPy's: checked by
+    # reproducing draws, the API against torch's)
+    "dg.seed": "tests/data/test_data_random.py::test_default_generator_state_and_manual_seed_in_place",
+    "dg.initial_seed": "tests/data/test_data_random.py::test_default_generator_state_and_manual_seed_in_place",
+    "dg.get_rng_state": "tests/data/test_data_random.py::test_default_generator_state_and_manual_seed_in_place",
+    "dg.set_rng_state": "tests/data/test_data_random.py::test_default_generator_state_and_manual_seed_in_place",
 }
 
 # Public names that torch also has and that have no row yet. Empty when the table is complete.
