@@ -409,3 +409,8 @@ _CLASS_ONLY = {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__
 for _name, _fn in vars(_Methods).items():
     if _name not in _CLASS_ONLY:
         setattr(Tensor, _name, _fn)
+
+# serialization branch: copy.deepcopy and Python's pickle of a Tensor, as torch's tensors allow
+from .serialization import _tensor_deepcopy, _tensor_reduce_ex  # noqa: E402
+Tensor.__deepcopy__ = _tensor_deepcopy
+Tensor.__reduce_ex__ = _tensor_reduce_ex
