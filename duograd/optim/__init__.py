@@ -437,6 +437,8 @@ class SGD(Optimizer):
                                           group["weight_decay"], group["dampening"])
             d = g + wd * p._data if wd != 0.0 else g
             if mu != 0.0:
+                if type(d) is not np.ndarray:  # (a 0-d parameter: NumPy gave a scalar)
+                    d = np.asarray(d)
                 st = state.get(p)
                 if st is None:
                     st = state[p] = {}
