@@ -825,8 +825,14 @@ def _load_legacy(stream: Any, restore: Callable, weights_only: bool, kw: dict) -
     if not isinstance(info, dict) or not info.get("little_endian", True):
         raise NotImplementedError("load: legacy checkpoint written big-endian")
     made: dict[str, np.ndarray] = {}
+    here = stream.tell()
+    room = stream.seek(0, io.SEEK_END) - here  # (no storage can be larger than the file)
+    stream.seek(here)
 
     def read(key: str, dtype: np.dtype, count: int) -> np.ndarray:
+        if count * dtype.itemsize > room:
+            raise _LoadError(f"load: legacy storage {key} claims {count * dtype.itemsize} bytes, "
+                             "more than the file holds (corrupt file?)")
         made[key] = np.empty(count, dtype)
         return made[key]
     loader = _Loader(read, lambda storage, location: storage)

@@ -327,6 +327,10 @@ def test_torchs_legacy_format_loads(torch, tmp_path):
     assert out["base"].numpy().tolist() == base.tolist() and out["row"].numpy().tolist() == [3.0, 4.0, 5.0]
     assert out["i"].dtype == np.int32
     assert np.shares_memory(out["base"].numpy(), out["row"].numpy())
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(path.read_bytes()[:-20])
+    with pytest.raises(RuntimeError, match="legacy"):
+        dg.load(cut)
 
 
 def test_paths_file_objects_and_mmap(tmp_path):
@@ -381,3 +385,21 @@ def test_deepcopy_and_pickle_of_a_tensor_as_torch(torch):
         copy.deepcopy(y)
     with pytest.raises(RuntimeError):
         copy.deepcopy(ta * 2)
+
+
+@pytest.mark.oracle
+def test_strided_views_of_every_kind_reach_torch_as_views(torch):
+    a = np.arange(60.0).reshape(3, 4, 5)
+    f = np.asfortranarray(np.arange(12, dtype=np.int32).reshape(3, 4))
+    views = {"a": a, "perm": a.transpose(2, 0, 1), "step": a[::2, 1:, ::3], "row": a[1, 2],
+             "bcast": np.broadcast_to(a[0, 0], (4, 5)), "f": f, "f_t": f.T, "f_col": f[:, 1]}
+    t = _torch_load(torch, _bytes_of({k: dg.from_numpy(v) for k, v in views.items()}, dg.save))
+    for k, v in views.items():
+        assert t[k].numpy().tolist() == v.tolist(), k
+        assert t[k].stride() == tuple(s // v.itemsize for s in v.strides), k
+    assert t["perm"].untyped_storage().data_ptr() == t["a"].untyped_storage().data_ptr()
+    assert t["f_t"].untyped_storage().data_ptr() == t["f"].untyped_storage().data_ptr()
+    back = _dg_load(_bytes_of(t, torch.save))
+    for k, v in views.items():
+        assert back[k].numpy().tolist() == v.tolist() and back[k].numpy().strides == v.strides, k
+    assert np.shares_memory(back["a"].numpy(), back["bcast"].numpy())
