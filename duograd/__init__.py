@@ -54,6 +54,7 @@ from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.r
 from .anomaly import AnomalyError, detect_anomaly  # noqa: E402
 from .explain import explain  # noqa: E402
 from .checkpoint import checkpoint  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
@@ -91,5 +92,7 @@ __all__ = [
     # random numbers as objects; data loading (branch data)
     "Generator", "seed", "initial_seed", "get_rng_state", "set_rng_state", "multinomial", "bernoulli",
     "poisson", "utils",
+    # serialization branch: torch's checkpoint format
+    "save", "load",
 ]
 __version__ = "0.1.0"

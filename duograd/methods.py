@@ -445,3 +445,7 @@ def _bind_random() -> None:
 
 
 _bind_random()
+# serialization branch: copy.deepcopy and Python's pickle of a Tensor, as torch's tensors allow
+from .serialization import _tensor_deepcopy, _tensor_reduce_ex  # noqa: E402
+Tensor.__deepcopy__ = _tensor_deepcopy
+Tensor.__reduce_ex__ = _tensor_reduce_ex

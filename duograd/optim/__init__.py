@@ -241,10 +241,21 @@ class Optimizer:
         return self.state.setdefault(p, {})
 
     # ------------------------------------------------------------ state dicts
+    # torch's keys of a param group in torch's order, and the values of the ones this
+    # library has no option for (what torch's constructor defaults them to)
+    _torch_order: tuple[str, ...] = ()
+    _torch_extras: dict[str, Any] = {}
+    # extras that change no number on the CPU: any value loads
+    _ignorable = ("foreach", "differentiable", "capturable")
+
     def state_dict(self) -> dict[str, Any]:
-        """torch's structure: ``{"state": {index: {name: value}}, "param_groups": [{options,
-        "params": [indices]}]}``, parameters numbered in group order. Arrays are copies;
-        ``step`` is a float (torch keeps a 0-d tensor).
+        """torch's layout: ``{"state": {index: {name: value}}, "param_groups": [{options,
+        "params": [indices]}]}``, parameters numbered in group order. Values are Tensors
+        (copies); ``step`` (and NAdam's ``mu_product``) is a 0-d Tensor, as torch keeps
+        it, float64 under the default float64 (torch's rule: float32 when the default
+        dtype is float32). Each group lists torch's options in torch's order, the ones
+        this library lacks (``foreach``, ``fused``, ...) with torch's defaults, so
+        ``torch.optim``'s ``load_state_dict`` takes it as it is.
 
         >>> import duograd as dg
         >>> from duograd import optim
@@ -252,26 +263,36 @@ class Optimizer:
         >>> opt = optim.Adam([w], lr=0.1)
         >>> w.grad = dg.tensor([1.0]); opt.step()
         >>> sd = opt.state_dict()
-        >>> sorted(sd["state"][0]), sd["param_groups"][0]["params"]
-        (['exp_avg', 'exp_avg_sq', 'step'], [0])
+        >>> sd["state"][0]["step"], sorted(sd["state"][0]), sd["param_groups"][0]["params"]
+        (tensor(1.), ['exp_avg', 'exp_avg_sq', 'step'], [0])
         """
+        from .._tensor import get_default_dtype
+        scalar = np.float64 if get_default_dtype() == np.float64 else np.float32
         index: dict[int, int] = {}
         groups = []
         for g in self.param_groups:
-            packed = {k: v for k, v in g.items() if k != "params"}
+            packed: dict[str, Any] = {}
+            for k in self._torch_order:
+                packed[k] = g[k] if k in g else self._torch_extras[k]
+            for k, v in g.items():
+                if k != "params" and k not in packed:
+                    packed[k] = v
             packed["params"] = [index.setdefault(id(p), len(index)) for p in g["params"]]
             groups.append(packed)
         state = {}
         for p in self.params:
             if p in self.state:
-                state[index[id(p)]] = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+                state[index[id(p)]] = {k: _saved_value(k, v, scalar)
                                        for k, v in self.state[p].items()}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a ``state_dict()`` (this library's or a ``torch.optim`` optimizer's of the
-        same kind): the groups' options and each parameter's state. The groups must
-        match in number and sizes (a ValueError otherwise, and nothing changes).
+        """Load a ``state_dict()`` (this library's, a ``torch.optim`` optimizer's of the
+        same kind, or either read back by ``dg.load``): the groups' options and each
+        parameter's state, values as Tensors, torch tensors or arrays. The groups must
+        match in number and sizes, each state fit its parameter, and torch's options this
+        library lacks have a value it computes alike (``amsgrad=True`` or ``fused=True``
+        does not): otherwise a ValueError, and nothing changes.
 
         >>> import duograd as dg
         >>> from duograd import optim
@@ -294,6 +315,11 @@ class Optimizer:
                 raise ValueError(f"{name}.load_state_dict: loaded state dict contains a parameter "
                                  f"group of {len(g['params'])} parameters where this optimizer's "
                                  f"has {len(mine['params'])}")
+            for k, default in self._torch_extras.items():
+                if k in g and k not in self._ignorable and g[k] != default:
+                    raise ValueError(f"{name}.load_state_dict: the state dict's group has {k}="
+                                     f"{g[k]!r}, which duograd's {name} does not implement "
+                                     f"(it computes as {k}={default!r})")
         by_index = {}
         for g, mine in zip(groups, self.param_groups):
             for i, p in zip(g["params"], mine["params"]):
@@ -304,15 +330,34 @@ class Optimizer:
             new_state[p] = {k: _state_value(k, v, p) for k, v in st.items()}
         for g, mine in zip(groups, self.param_groups):
             for k, v in g.items():
-                if k != "params":
-                    mine[k] = v
+                if k != "params" and k not in self._torch_extras:
+                    mine[k] = tuple(v) if k == "betas" else v
         self.state = new_state
+
+
+def _saved_value(key: str, value: Any, scalar: type) -> Any:
+    """A state entry as ``state_dict`` gives it: arrays as Tensors (copies), the step
+    counts as 0-d Tensors of torch's scalar dtype."""
+    if key in ("step", "mu_product") and isinstance(value, (int, float)):
+        return _leaf(np.array(value, scalar))
+    if isinstance(value, np.ndarray):
+        return _leaf(value.copy())
+    return value
+
+
+def _leaf(arr: np.ndarray) -> Tensor:
+    from .._tensor import from_numpy
+    return from_numpy(arr)
 
 
 def _state_value(key: str, value: Any, p: Tensor) -> Any:
     """A loaded state entry: ``step`` (and NAdam's ``mu_product``) as a float, arrays in
     the parameter's dtype (torch tensors read without importing torch)."""
-    if hasattr(value, "detach") and hasattr(value, "numpy"):
+    if value is None:
+        return None
+    if isinstance(value, Tensor):
+        value = value._data
+    elif hasattr(value, "detach") and hasattr(value, "numpy"):
         value = value.detach().cpu().numpy()
     if key in ("step", "mu_product"):
         return float(np.asarray(value))
@@ -359,6 +404,10 @@ class SGD(Optimizer):
     array([0.46])
     """
 
+    _torch_order = ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize", "foreach",
+                    "differentiable", "fused")
+    _torch_extras = dict(foreach=None, differentiable=False, fused=None)
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
                  *, maximize: bool = False) -> None:
@@ -389,6 +438,8 @@ class SGD(Optimizer):
                                           group["weight_decay"], group["dampening"])
             d = g + wd * p._data if wd != 0.0 else g
             if mu != 0.0:
+                if type(d) is not np.ndarray:  # (a 0-d parameter: NumPy gave a scalar)
+                    d = np.asarray(d)
                 st = state.get(p)
                 if st is None:
                     st = state[p] = {}
@@ -449,6 +500,11 @@ class Adam(Optimizer):
     """
 
     _decoupled = False  # AdamW: decay the parameter itself, not the gradient
+
+    _torch_order = ("lr", "betas", "eps", "weight_decay", "amsgrad", "maximize", "foreach",
+                    "capturable", "differentiable", "fused", "decoupled_weight_decay")
+    _torch_extras = dict(amsgrad=False, foreach=None, capturable=False, differentiable=False,
+                         fused=None, decoupled_weight_decay=False)
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
@@ -523,6 +579,7 @@ class AdamW(Adam):
     array([ 0.95, -2.85])
     """
 
+    _torch_extras = dict(Adam._torch_extras, decoupled_weight_decay=True)
     _decoupled = True
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
@@ -548,6 +605,10 @@ class RMSprop(Optimizer):
     >>> w.detach().numpy().round(9)
     array([0.9])
     """
+
+    _torch_order = ("lr", "momentum", "alpha", "eps", "centered", "weight_decay", "capturable",
+                    "foreach", "maximize", "differentiable")
+    _torch_extras = dict(capturable=False, foreach=None, differentiable=False)
 
     def __init__(self, params: Iterable[Any], lr: float = 0.01, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
@@ -619,6 +680,10 @@ class Adagrad(Optimizer):
     array([0.5])
     """
 
+    _torch_order = ("lr", "lr_decay", "eps", "weight_decay", "initial_accumulator_value", "foreach",
+                    "maximize", "differentiable", "fused")
+    _torch_extras = dict(foreach=None, differentiable=False, fused=None)
+
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
                  eps: float = 1e-10, *, maximize: bool = False) -> None:
@@ -661,6 +726,10 @@ class Adamax(Optimizer):
     array([0.9])
     """
 
+    _torch_order = ("lr", "betas", "eps", "weight_decay", "foreach", "maximize", "differentiable",
+                    "capturable")
+    _torch_extras = dict(foreach=None, differentiable=False, capturable=False)
+
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, *, maximize: bool = False) -> None:
@@ -701,6 +770,10 @@ class NAdam(Optimizer):
     >>> bool(0.85 < w.data[0] < 0.95)
     True
     """
+
+    _torch_order = ("lr", "betas", "eps", "weight_decay", "momentum_decay", "decoupled_weight_decay",
+                    "maximize", "foreach", "capturable", "differentiable")
+    _torch_extras = dict(foreach=None, capturable=False, differentiable=False)
 
     def __init__(self, params: Iterable[Any], lr: float = 2e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,

@@ -52,6 +52,12 @@ _MISSING = object()
 _add, _sub, _mul, _div, _sqrt = np.add, np.subtract, np.multiply, np.divide, np.sqrt
 
 
+def _out(x: Any) -> np.ndarray | None:
+    """``x`` as an ``out=`` argument: NumPy gives a scalar, not an array, for the result on
+    0-d arrays (a 0-d parameter), and a scalar cannot be written into."""
+    return x if type(x) is np.ndarray else None
+
+
 def lerp_(start: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray | None = None) -> None:
     """``torch.lerp`` into ``start``, in place, with its two formulas (the one chosen by
     the weight keeps round-off small); ``tmp``, if given, holds the difference.
@@ -110,7 +116,7 @@ def nesterov_direction(d: np.ndarray, buf: np.ndarray, mu: float,
                        tmp: np.ndarray | None = None) -> np.ndarray:
     """``d + mu * buf``."""
     t = _mul(buf, mu, tmp)
-    return _add(d, t, t)
+    return _add(d, t, _out(t))
 
 
 def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
@@ -131,14 +137,14 @@ def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
     if a is not None:
         lerp_(a, g, 1 - alpha, tmp)
         avg = _mul(a, a, tmp)
-        _sub(s, avg, avg)
-        _sqrt(avg, avg)
+        avg = _sub(s, avg, _out(avg))
+        avg = _sqrt(avg, _out(avg))
     else:
         avg = _sqrt(s, tmp)
     avg += eps
     if buf is not None:
         buf *= mu
-        buf += _div(g, avg, avg)
+        buf += _div(g, avg, _out(avg))
         return _mul(buf, lr, out)
     step = _mul(g, lr, out)
     step /= avg

@@ -61,6 +61,9 @@ COVERED_BY: dict[str, str] = {
     "dg.initial_seed": "tests/data/test_data_random.py::test_default_generator_state_and_manual_seed_in_place",
     "dg.get_rng_state": "tests/data/test_data_random.py::test_default_generator_state_and_manual_seed_in_place",
     "dg.set_rng_state": "tests/data/test_data_random.py::test_default_generator_state_and_manual_seed_in_place",
+    # serialization branch: files written by one library and read by the other
+    "dg.save": "tests/serialization/test_serialization.py::test_every_dtype_goes_both_ways_with_torch",
+    "dg.load": "tests/serialization/test_serialization.py::test_map_location_forms_and_bad_ones",
 }
 
 # Public names that torch also has and that have no row yet. Empty when the table is complete.
