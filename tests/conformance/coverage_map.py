@@ -55,6 +55,12 @@ COVERED_BY: dict[str, str] = {
     "nn.Conv3d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
     "nn.ConvTranspose1d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
     "nn.ConvTranspose2d": "tests/nn_optim/test_conv_layers.py::test_layer_loaded_from_torch_gives_torch_outputs_and_gradients",
+    # transformer branch
+    "nn.TransformerEncoderLayer": "tests/nn_optim/test_transformer.py::test_encoder_layer_matches_torch",
+    "nn.TransformerDecoderLayer": "tests/nn_optim/test_transformer.py::test_decoder_layer_matches_torch",
+    "nn.TransformerEncoder": "tests/nn_optim/test_transformer.py::test_encoder_stack_matches_torch",
+    "nn.TransformerDecoder": "tests/nn_optim/test_transformer.py::test_decoder_stack_matches_torch",
+    "nn.Transformer": "tests/nn_optim/test_transformer.py::test_transformer_matches_torch",
 }
 
 # Public names that torch also has and that have no row yet. Empty when the table is complete.
