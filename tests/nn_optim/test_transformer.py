@@ -528,3 +528,71 @@ def test_tiny_gpt_trains_like_torch_from_the_same_weights(torch):
     np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
     assert expected[-1] < expected[0]
     assert ours_ns["generate"](ours, "the ", 8) == theirs_ns["generate"](theirs, "the ", 8)
+
+
+# ---------------------------------------------------------------- F.gelu (exact): speed rows, accuracy
+
+def _gelu_points() -> np.ndarray:
+    rng = np.random.default_rng(11)
+    tiny = 10.0 ** rng.uniform(-300, -1, 60) * rng.choice([-1.0, 1.0], 60)
+    return np.concatenate([rng.standard_normal(300) * 3, rng.uniform(-37, 10, 240), tiny,
+                           [0.0, -0.0, -2.0, -1.0, 1e-300, -36.9]])
+
+
+def test_gelu_exact_is_exact_to_1e_15_against_mpmath():
+    mpmath = pytest.importorskip("mpmath")
+    mpmath.mp.dps = 40
+    x = _gelu_points()
+    ref = []
+    for v in x:
+        m = mpmath.mpf(float(v))
+        cdf, pdf = mpmath.ncdf(m), mpmath.npdf(m)
+        ref.append((float(m * cdf), float(cdf + m * pdf), float(abs(cdf) + abs(m * pdf))))
+    ref = np.array(ref)
+    t = dg.tensor(x, requires_grad=True)
+    out = F.gelu(t)
+    out.backward(dg.ones(len(x)))
+    value = _np(out)
+    scale = np.where(ref[:, 0] == 0, 1.0, np.abs(ref[:, 0]))
+    assert (np.abs(value - ref[:, 0]) / scale).max() < 1e-15
+    # the derivative Phi + x phi, to 1e-15 of |Phi| + |x phi| (it crosses 0 near x = -0.75)
+    assert (np.abs(_np(t.grad) - ref[:, 1]) / ref[:, 2]).max() < 1e-15
+
+
+def test_gelu_matches_torch_where_torch_is_exact_and_at_special_values(torch):
+    x = _gelu_points()
+    x = np.concatenate([x[x > -1.0], [np.inf, -np.inf, np.nan]])
+    for dtype, tol in ((np.float64, 1e-15), (np.float32, 1e-6)):
+        # (torch's float32 kernel gives gelu(inf) = nan; duograd gives inf, as torch's float64)
+        xs = x.astype(dtype) if dtype == np.float64 else x[x != np.inf].astype(dtype)
+        a, b = dg.tensor(xs, requires_grad=True), torch.from_numpy(xs.copy()).requires_grad_()
+        oa, ob = F.gelu(a), torch.nn.functional.gelu(b)
+        oa.backward(dg.ones(len(xs), dtype=dtype))
+        ob.backward(torch.ones(len(xs), dtype=ob.dtype))
+        # (the derivative crosses 0 near x = -0.75: there it is compared to its scale, ~1)
+        for mine, theirs, atol in ((oa, ob, tol * 1e-3), (a.grad, b.grad, tol)):
+            mine, theirs = _np(mine), _np(theirs)
+            assert mine.dtype == theirs.dtype == dtype
+            np.testing.assert_allclose(mine, theirs, rtol=tol, atol=atol)
+
+
+def test_gelu_second_order_and_layouts():
+    rng = np.random.default_rng(12)
+    x = dg.tensor(np.concatenate([rng.standard_normal(6) * 2, [-3.5, -2.5, 0.0, 4.0]]),
+                  requires_grad=True)
+    assert dg.gradcheck(F.gelu, (x,))
+    assert dg.gradgradcheck(F.gelu, (x,))
+    # the second derivative phi(x) (2 - x^2), against the closed form
+    (g,) = dg.autograd.grad(F.gelu(x).sum(), x, create_graph=True)
+    (h,) = dg.autograd.grad(g.sum(), x)
+    xv = _np(x)
+    np.testing.assert_allclose(_np(h), np.exp(-xv * xv / 2) / np.sqrt(2 * np.pi) * (2 - xv * xv),
+                               rtol=1e-13, atol=1e-15)
+    # a transposed (non-contiguous) input gives the contiguous input's values bit for bit
+    arr = rng.standard_normal((4, 5, 6)) * 4
+    a = dg.tensor(arr.transpose(2, 0, 1), requires_grad=True)
+    b = dg.tensor(arr.transpose(2, 0, 1).copy(), requires_grad=True)
+    F.gelu(a).sum().backward()
+    F.gelu(b).sum().backward()
+    assert np.array_equal(_np(F.gelu(a)), _np(F.gelu(b)))
+    assert np.array_equal(_np(a.grad), _np(b.grad))
