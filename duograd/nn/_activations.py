@@ -145,6 +145,60 @@ def _gelu_grad(g: Tensor, out: Tensor, x: Tensor) -> Tensor:
 
 gelu_p = Primitive("gelu", _gelu_fwd, vjp=(_gelu_grad,), jvp=ELEMENTWISE)
 
+# The tanh form: f = x (1 + tanh k) / 2, k = b (x + a x^3), as two rows like the exact one.
+_KAPPA, _BETA = 0.044715, math.sqrt(2.0 / math.pi)
+
+
+def _tanh_inner(x: np.ndarray) -> np.ndarray:
+    """tanh(b (x + a x^3)), in place in one buffer (torch's order of the operations)."""
+    t = np.multiply(x, x, out=_buffer(x))
+    t *= x
+    t *= _KAPPA
+    t += x
+    t *= _BETA
+    return np.tanh(t, out=t)
+
+
+def _gelu_tanh_fwd(x: np.ndarray) -> np.ndarray:
+    out = _tanh_inner(x)
+    out += 1.0
+    with np.errstate(invalid="ignore"):  # -inf * 0: nan, as torch's
+        out *= x
+    out *= 0.5
+    return out
+
+
+def _gelu_tanh_slope_fwd(x: np.ndarray) -> np.ndarray:
+    # f' = (1 + t) / 2 + (x / 2) (1 - t^2) k', k' = b (1 + 3 a x^2)
+    t = _tanh_inner(x)
+    inner = np.multiply(x, x, out=_buffer(x))
+    inner *= 3.0 * _KAPPA
+    inner += 1.0
+    inner *= _BETA
+    slope = np.multiply(t, t, out=_buffer(x))
+    np.subtract(1.0, slope, out=slope)
+    with np.errstate(invalid="ignore"):  # +-inf: nan, as torch's
+        slope *= x
+        slope *= 0.5
+        slope *= inner
+    t += 1.0
+    t *= 0.5
+    slope += t
+    return slope
+
+
+def _gelu_tanh_slope_vjp(g: Tensor, slope: Tensor, x: Tensor) -> Tensor:
+    # f'' = (1 - t^2) (k' + x (k'' - 2 t k'^2) / 2), k'' = 6 a b x
+    t = tanh_p((x + x * x * x * _KAPPA) * _BETA)
+    k1 = (x * x * (3.0 * _KAPPA) + 1.0) * _BETA
+    return g * ((1 - t * t) * (k1 + x * (x * (6.0 * _KAPPA * _BETA) - t * k1 * k1 * 2) * 0.5))
+
+
+gelu_tanh_slope_p = Primitive("gelu_tanh_slope", _gelu_tanh_slope_fwd,
+                              vjp=(_gelu_tanh_slope_vjp,), jvp=ELEMENTWISE)
+gelu_tanh_p = Primitive("gelu_tanh", _gelu_tanh_fwd,
+                        vjp=(lambda g, out, x: g * gelu_tanh_slope_p(x),), jvp=ELEMENTWISE)
+
 # NOTE: hardtanh passes the gradient strictly inside (lo, hi): 0 at both bounds, as torch's
 # hardtanh, relu6 and hardsigmoid (torch.clamp, and so clip, pass it at the bounds).
 open_interval_p = _selector("open_interval", lambda x, lo, hi: (x > lo) & (x < hi))
@@ -166,8 +220,7 @@ def gelu(x: Any, approximate: str = "none") -> Tensor:
     if approximate == "none":
         return gelu_p(x)
     if approximate == "tanh":
-        inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
-        return x * 0.5 * (tanh_p(inner) + 1)
+        return gelu_tanh_p(x)
     raise RuntimeError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
 
 
@@ -409,4 +462,4 @@ def relu(x: Any, inplace: bool = False) -> Tensor:
 FUNCTIONS = ["gelu", "silu", "mish", "elu", "selu", "celu", "leaky_relu", "relu6", "hardtanh",
              "hardsigmoid", "hardswish", "softsign", "logsigmoid", "softmin", "softplus", "glu",
              "prelu", "relu"]
-__all__ = FUNCTIONS + ["gelu_p", "hardtanh_p"]
+__all__ = FUNCTIONS + ["gelu_p", "gelu_tanh_p", "hardtanh_p"]
