@@ -18,12 +18,26 @@ from typing import Any
 
 import numpy as np
 
-from ..ops import concatenate, linear_p, softmax, transpose_p
-from .._tensor import Tensor, _as_tensor
-from . import functional as _F
-from .functional import _dropout, _swap_last
+from ..ops import _mT as _swap_last, concatenate, linear_p, softmax, transpose_p
+from .._tensor import Tensor, _as_tensor, _draw
 
 __all__ = ["multi_head_attention_forward"]
+
+_RNG = np.random.default_rng()  # the dropout masks of the functional form
+
+
+def _keep_mask(rng: np.random.Generator, p: float, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    keep = rng.random(shape) >= p
+    return keep.astype(dtype) * np.dtype(dtype).type(1.0 / (1.0 - p))
+
+
+def _dropout(x: Tensor, p: float, rng: np.random.Generator) -> Tensor:
+    """Dropout on the attention weights (drawn through ``_draw``, so a replay draws anew)."""
+    if p <= 0.0:
+        return x
+    if p >= 1.0:
+        return x * np.zeros(x.shape, x.dtype)
+    return x * _draw(_keep_mask, rng, p, x.shape, x.dtype)
 
 
 def _additive_mask(mask: Any, dtype: Any, name: str) -> Any:
@@ -280,7 +294,7 @@ def multi_head_attention_forward(query: Any, key: Any, value: Any, embed_dim_to_
                 None if in_proj_bias is None else _as_tensor(in_proj_bias))
     return _run(query, key, value, False, int(embed_dim_to_check), int(num_heads), proj,
                 bias_k, bias_v, bool(add_zero_attn), float(dropout_p) if training else 0.0,
-                _F._RNG, _as_tensor(out_proj_weight),
+                _RNG, _as_tensor(out_proj_weight),
                 None if out_proj_bias is None else _as_tensor(out_proj_bias), key_padding_mask,
                 need_weights, attn_mask, average_attn_weights, is_causal, name)
 
