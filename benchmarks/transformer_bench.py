@@ -3,7 +3,8 @@ dim_feedforward 512, batch 32, sequence 64, batch_first, dropout 0, float64), fo
 backward through ``sum(out * c)``, duograd eager against torch float64, one thread for both
 (``torch.set_num_threads(1)``; NumPy's BLAS limited to one thread through threadpoolctl
 when it is installed). Both run the same weights (torch's state dict loaded into duograd)
-and the same input; the figures are medians over ``repeats`` timed runs after a warm-up.
+and the same input; the figures are medians over ``repeats`` timed runs after a warm-up,
+the two libraries' runs interleaved.
 Also ``F.gelu`` forward + backward at the layer's feed-forward size (32 * 64 * 512), exact
 and ``approximate="tanh"``.
 
@@ -34,14 +35,18 @@ def _one_thread() -> Any:
     return threadpool_limits(limits=1)
 
 
-def _median_time(fn: Callable[[], Any], repeats: int) -> float:
-    fn()  # warm-up
-    times = []
+def _median_times(fns: tuple[Callable[[], Any], ...], repeats: int) -> list[float]:
+    """The median time of each function, run in turn within every repeat (interleaved,
+    so that a change in the machine's load affects both sides alike)."""
+    for fn in fns:
+        fn()  # warm-up
+    times: list[list[float]] = [[] for _ in fns]
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for fn, ts in zip(fns, times):
+            t0 = time.perf_counter()
+            fn()
+            ts.append(time.perf_counter() - t0)
+    return [statistics.median(ts) for ts in times]
 
 
 def measure(repeats: int = 5) -> dict:
@@ -80,8 +85,8 @@ def _measure(torch: Any, repeats: int) -> dict:
         dx.grad = None
         (ours(dx) * dc).sum().backward()
 
-    out = {"layer_torch_s": _median_time(torch_step, repeats),
-           "layer_duograd_s": _median_time(duograd_step, repeats)}
+    t_torch, t_ours = _median_times((torch_step, duograd_step), repeats)
+    out = {"layer_torch_s": t_torch, "layer_duograd_s": t_ours}
     out["layer_ratio"] = out["layer_duograd_s"] / out["layer_torch_s"]
     # the two agree (a benchmark of a wrong result measures nothing)
     out["layer_max_abs_diff"] = float(np.abs(ours(dx).detach().numpy()
@@ -101,8 +106,7 @@ def _measure(torch: Any, repeats: int) -> dict:
             F.gelu(dh, approximate=approx).backward(dgt)
 
         key = "gelu_exact" if approx == "none" else "gelu_tanh"
-        out[f"{key}_torch_s"] = _median_time(t_gelu, repeats)
-        out[f"{key}_duograd_s"] = _median_time(d_gelu, repeats)
+        out[f"{key}_torch_s"], out[f"{key}_duograd_s"] = _median_times((t_gelu, d_gelu), repeats)
         out[f"{key}_ratio"] = out[f"{key}_duograd_s"] / out[f"{key}_torch_s"]
     return out
 
