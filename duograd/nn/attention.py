@@ -1,10 +1,11 @@
-"""Attention: ``scaled_dot_product_attention`` (also in ``nn.functional``) and
-``MultiheadAttention``, with torch's arguments, mask conventions and parameter layout.
+"""Attention: ``scaled_dot_product_attention`` and ``multi_head_attention_forward`` (also in
+``nn.functional``) and ``MultiheadAttention``, with torch's arguments, mask conventions and
+parameter layout.
 
-Both are compositions of primitives (matmul, an additive mask, softmax, matmul), so the
-gradients, and second derivatives, are the chain rule. A masked score is -inf before the
-softmax, so its weight is exactly 0 and a masked position never changes an output: the
-causal mask is exact, not approximate.
+All are compositions of primitives (linear maps, an additive mask, softmax, matmul), so
+the gradients, and second derivatives, are the chain rule. A masked score is -inf before
+the softmax, so its weight is exactly 0 and a masked position never changes an output:
+the causal mask is exact, not approximate.
 
 Mask conventions, as torch: in ``scaled_dot_product_attention`` a bool ``attn_mask`` is
 True where a query MAY attend; in ``MultiheadAttention`` bool masks (``attn_mask``,
@@ -24,39 +25,37 @@ from typing import Any
 
 import numpy as np
 
-from ..ops import softmax, transpose_p
-from .._tensor import Tensor, _as_tensor, tensor
-from .functional import _dropout, _float_mask, _swap_last, scaled_dot_product_attention
+from .._tensor import Tensor, tensor
+from ._mha import _additive_mask, _check_device, _run, multi_head_attention_forward  # noqa: F401
+from .functional import scaled_dot_product_attention
 from ..random import as_rng
 from .modules import Linear, Module
 
-__all__ = ["scaled_dot_product_attention", "MultiheadAttention"]
+__all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"]
 
 
-
-
-
-
-
-
-
-
-
+def _xavier_uniform(gen: np.random.Generator, shape: tuple[int, int]) -> Tensor:
+    bound = math.sqrt(6.0 / (shape[0] + shape[1]))
+    return tensor(gen.uniform(-bound, bound, shape), requires_grad=True)
 
 
 class MultiheadAttention(Module):
     """Multi-head attention, as ``torch.nn.MultiheadAttention``, with its parameters:
-    ``in_proj_weight`` (3E, E), Xavier-uniform; ``in_proj_bias`` (3E,), zeros;
-    ``out_proj``, an ``nn.Linear(E, E)`` with a zero bias. A torch model's
-    ``state_dict()`` loads into it by name.
+    ``in_proj_weight`` (3E, E), Xavier-uniform (or, when ``kdim`` or ``vdim`` differ from
+    ``embed_dim``, ``q_proj_weight`` (E, E), ``k_proj_weight`` (E, kdim), ``v_proj_weight``
+    (E, vdim)); ``in_proj_bias`` (3E,), zeros; ``bias_k``, ``bias_v`` (1, 1, E),
+    Xavier-normal, with ``add_bias_kv``; ``out_proj``, an ``nn.Linear(E, E)`` with a zero
+    bias. A torch model's ``state_dict()`` loads into it by name.
 
     ``forward(query, key, value, key_padding_mask=None, need_weights=True,
     attn_mask=None, average_attn_weights=True, is_causal=False)`` returns
     ``(output, weights)``: inputs (L, N, E), or (N, L, E) with ``batch_first``, or
     unbatched (L, E); ``weights`` (N, L, S) averaged over heads, (N, H, L, S) with
     ``average_attn_weights=False``, None with ``need_weights=False``. Bool masks are True
-    where attention is NOT allowed; ``dropout`` acts on the attention weights in
-    training mode.
+    where attention is NOT allowed; ``attn_mask`` is (L, S) or (N * H, L, S);
+    ``is_causal`` is a hint that ``attn_mask`` is the causal mask (it needs one, as
+    torch's); ``add_zero_attn`` appends a key and value of zeros; ``dropout`` acts on the
+    attention weights in training mode.
 
     >>> import duograd as dg
     >>> from duograd import nn
@@ -66,102 +65,65 @@ class MultiheadAttention(Module):
     >>> out, w = mha(dg.ones((3, 5, 8)), dg.ones((3, 5, 8)), dg.ones((3, 5, 8)))
     >>> out.shape, w.shape
     ((3, 5, 8), (3, 5, 5))
+    >>> list(nn.MultiheadAttention(8, 2, kdim=3, vdim=5, add_bias_kv=True).state_dict())
+    ['q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'in_proj_bias', 'bias_k', 'bias_v', 'out_proj.weight', 'out_proj.bias']
     """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,
                  vdim: int | None = None, batch_first: bool = False, device: Any = None,
                  dtype: Any = None, rng: Any = None) -> None:
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are "
-                                      "not supported")
-        if (kdim not in (None, embed_dim)) or (vdim not in (None, embed_dim)):
-            raise NotImplementedError("MultiheadAttention: kdim/vdim other than embed_dim are "
-                                      "not supported")
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be positive, "
                              f"got {embed_dim} and {num_heads}")
         if embed_dim % num_heads:
             raise AssertionError(f"MultiheadAttention: embed_dim {embed_dim} must be divisible "
                                  f"by num_heads {num_heads}")
+        _check_device(device, "MultiheadAttention")
         self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
+        self.kdim = self.embed_dim if kdim is None else int(kdim)
+        self.vdim = self.embed_dim if vdim is None else int(vdim)
+        self._qkv_same_embed_dim = self.kdim == self.embed_dim and self.vdim == self.embed_dim
         self.head_dim = self.embed_dim // self.num_heads
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
+        self.add_zero_attn = bool(add_zero_attn)
         gen = as_rng(rng)
         e = self.embed_dim
-        bound = math.sqrt(6.0 / (e + 3 * e))  # xavier_uniform_ on (3E, E)
-        self.in_proj_weight = tensor(gen.uniform(-bound, bound, (3 * e, e)), requires_grad=True)
+        if self._qkv_same_embed_dim:
+            self.in_proj_weight = _xavier_uniform(gen, (3 * e, e))
+            self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
+        else:
+            self.q_proj_weight = _xavier_uniform(gen, (e, e))
+            self.k_proj_weight = _xavier_uniform(gen, (e, self.kdim))
+            self.v_proj_weight = _xavier_uniform(gen, (e, self.vdim))
+            self.in_proj_weight = None
         self.in_proj_bias = tensor(np.zeros(3 * e), requires_grad=True) if bias else None
+        if add_bias_kv:  # xavier_normal_ on (1, 1, E): fan_in = fan_out = E
+            std = math.sqrt(1.0 / e)
+            self.bias_k = tensor(gen.normal(0.0, std, (1, 1, e)), requires_grad=True)
+            self.bias_v = tensor(gen.normal(0.0, std, (1, 1, e)), requires_grad=True)
+        else:
+            self.bias_k = self.bias_v = None
         self.out_proj = Linear(e, e, bias=bias, rng=gen)
         if bias:
             self.out_proj.bias._data[...] = 0.0
         self._rng = gen
-
-    def _project(self, x: Tensor, i: int) -> Tensor:
-        e = self.embed_dim
-        out = x @ _swap_last(self.in_proj_weight[i * e:(i + 1) * e])
-        return out if self.in_proj_bias is None else out + self.in_proj_bias[i * e:(i + 1) * e]
+        if dtype is not None:
+            self.to(dtype)
 
     def forward(self, query: Any, key: Any, value: Any, key_padding_mask: Any = None,
                 need_weights: bool = True, attn_mask: Any = None,
                 average_attn_weights: bool = True, is_causal: bool = False) -> tuple[Tensor, Any]:
-        q, k, v = _as_tensor(query), _as_tensor(key), _as_tensor(value)
-        name = "MultiheadAttention"
-        unbatched = q.ndim == 2
-        if unbatched:
-            q, k, v = (t.reshape((1,) + t.shape) for t in (q, k, v))
-            if key_padding_mask is not None:
-                key_padding_mask = np.asarray(_plain(key_padding_mask))[None]
-        elif not self.batch_first:  # (L, N, E) -> (N, L, E)
-            q, k, v = (transpose_p(t, axes=(1, 0, 2)) for t in (q, k, v))
-        if q.ndim != 3 or k.ndim != 3 or v.ndim != 3 or q.shape[-1] != self.embed_dim \
-                or k.shape[:2] != v.shape[:2] or q.shape[0] != k.shape[0]:
-            raise AssertionError(f"{name}: expected query, key, value of embed_dim "
-                                 f"{self.embed_dim} with matching batch and source lengths, "
-                                 f"got shapes {tuple(query.shape)}, {tuple(key.shape)}, "
-                                 f"{tuple(value.shape)}")
-        n, L, _ = q.shape
-        S = k.shape[1]
-        h, d = self.num_heads, self.head_dim
-        heads = lambda t, length: transpose_p(t.reshape(n, length, h, d), axes=(0, 2, 1, 3))  # noqa: E731
-        qh, kh, vh = heads(self._project(q, 0), L), heads(self._project(k, 1), S), heads(self._project(v, 2), S)
-        mask: Any = None  # an additive float mask broadcastable to (N, H, L, S)
-        if is_causal and attn_mask is None:
-            attn_mask = ~np.tril(np.ones((L, S), dtype=bool))
-        if attn_mask is not None:
-            m = _float_mask(attn_mask, q.dtype, allowed_when_true=False)
-            if m.ndim == 3:  # (N * H, L, S)
-                m = m.reshape(n, h, L, S)
-            mask = m
-        if key_padding_mask is not None:
-            kpm = _float_mask(key_padding_mask, q.dtype, allowed_when_true=False)
-            if tuple(kpm.shape) != (n, S):
-                raise AssertionError(f"{name}: key_padding_mask must have shape ({n}, {S}), "
-                                     f"got {tuple(kpm.shape)}")
-            kpm = kpm.reshape(n, 1, 1, S)
-            mask = kpm if mask is None else mask + kpm
-        scores = (qh * (1.0 / math.sqrt(d))) @ _swap_last(kh)
-        if mask is not None:
-            scores = scores + mask
-        weights = softmax(scores, axis=-1)
-        dropped = _dropout(weights, self.dropout, self._rng) if self.training else weights
-        out = transpose_p(dropped @ vh, axes=(0, 2, 1, 3)).reshape(n, L, self.embed_dim)
-        out = self.out_proj(out)
-        if unbatched:
-            out = out.reshape(L, self.embed_dim)
-        elif not self.batch_first:
-            out = transpose_p(out, axes=(1, 0, 2))
-        if not need_weights:
-            return out, None
-        if average_attn_weights:
-            weights = weights.mean(dim=1)
-        if unbatched:
-            weights = weights.reshape(weights.shape[1:])
-        return out, weights
+        if self._qkv_same_embed_dim:
+            proj = (self.in_proj_weight, None, None, self.in_proj_bias)
+        else:
+            proj = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight, self.in_proj_bias)
+        return _run(query, key, value, self.batch_first, self.embed_dim, self.num_heads, proj,
+                    self.bias_k, self.bias_v, self.add_zero_attn,
+                    self.dropout if self.training else 0.0, self._rng, self.out_proj.weight,
+                    self.out_proj.bias, key_padding_mask, need_weights, attn_mask,
+                    average_attn_weights, is_causal, "MultiheadAttention")
 
     def _extra_repr(self) -> str:
         return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}"
 
-
-def _plain(x: Any) -> Any:
-    return x._data if isinstance(x, Tensor) else x

@@ -877,6 +877,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     (added to the scores), broadcastable to (..., L, S). ``is_causal``: query i attends to
     keys 0..i only (with no ``attn_mask``). ``dropout_p``: dropout on the attention
     weights (always applied, as torch's function does; pass 0.0 in evaluation).
+    ``enable_gqa``: key and value (..., Hkv, S, E) with fewer heads than the query's Hq
+    (a divisor of it) are repeated head by head to Hq (grouped-query attention).
 
     >>> import duograd as dg
     >>> from duograd.nn import functional as F
@@ -886,13 +888,21 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     array([1., 2.])
     """
     fn = "scaled_dot_product_attention"
-    if enable_gqa:
-        raise NotImplementedError(f"{fn}: enable_gqa is not supported")
     q, k, v = _as_tensor(query), _as_tensor(key), _as_tensor(value)
     if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] \
             or k.shape[-2] != v.shape[-2]:
         raise RuntimeError(f"{fn}: expected query (..., L, E), key (..., S, E) and value "
                            f"(..., S, Ev), got shapes {q.shape}, {k.shape}, {v.shape}")
+    if enable_gqa and q.ndim >= 3 and k.ndim >= 3 and v.ndim >= 3:
+        # grouped-query attention: each key/value head serves Hq / Hkv query heads in a row
+        hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
+        if hq % hk or hq % hv:
+            raise RuntimeError(f"{fn}: with enable_gqa the query's number of heads {hq} must "
+                               f"be a multiple of key's {hk} and value's {hv}")
+        if hk != hq:
+            k = k.repeat_interleave(hq // hk, dim=-3)
+        if hv != hq:
+            v = v.repeat_interleave(hq // hv, dim=-3)
     L, S = q.shape[-2], k.shape[-2]
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
     scores = (q @ _swap_last(k)) * scale
@@ -923,3 +933,7 @@ __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"
             "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
             "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
             "pad", "interpolate", "unfold", "fold"]
+# ---------------------------------------------------------------- multi-head attention (transformer branch)
+from ._mha import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]

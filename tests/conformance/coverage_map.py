@@ -64,6 +64,12 @@ COVERED_BY: dict[str, str] = {
     # serialization branch: files written by one library and read by the other
     "dg.save": "tests/serialization/test_serialization.py::test_every_dtype_goes_both_ways_with_torch",
     "dg.load": "tests/serialization/test_serialization.py::test_map_location_forms_and_bad_ones",
+    # transformer branch
+    "nn.TransformerEncoderLayer": "tests/nn_optim/test_transformer.py::test_encoder_layer_matches_torch",
+    "nn.TransformerDecoderLayer": "tests/nn_optim/test_transformer.py::test_decoder_layer_matches_torch",
+    "nn.TransformerEncoder": "tests/nn_optim/test_transformer.py::test_encoder_stack_matches_torch",
+    "nn.TransformerDecoder": "tests/nn_optim/test_transformer.py::test_decoder_stack_matches_torch",
+    "nn.Transformer": "tests/nn_optim/test_transformer.py::test_transformer_matches_torch",
 }
 
 # Public names that torch also has and that have no row yet. Empty when the table is complete.

@@ -459,7 +459,8 @@ def _tiny_lm_losses(compiled: bool) -> tuple[list[float], float]:
         def forward(self, idx):
             x = self.emb(idx) + self.pos(np.arange(idx.shape[1]))
             h = self.ln(x)
-            a, _ = self.attn(h, h, h, is_causal=True, need_weights=False)
+            causal = np.triu(np.ones((idx.shape[1],) * 2, bool), 1)  # torch needs the mask too
+            a, _ = self.attn(h, h, h, attn_mask=causal, is_causal=True, need_weights=False)
             s = F.scaled_dot_product_attention(h, h, h, is_causal=True)
             return self.head(x + a + s).permute(0, 2, 1)  # (N, C, T)
 
