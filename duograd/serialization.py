@@ -875,11 +875,8 @@ def _rebuild_plain(cls: type, data: np.ndarray, requires_grad: bool, grad: Any) 
 
 
 def _tensor_reduce_ex(self: Tensor, protocol: int) -> tuple:
-    """A leaf's values, class, ``requires_grad`` and ``.grad`` (as torch pickles a leaf);
-    a tensor with history raises, as torch's."""
-    if self._op is not None and self.requires_grad:
-        raise RuntimeError("Tensor pickling: only tensors created explicitly by the user "
-                           "(graph leaves) can be pickled; call .detach() first")
+    """A tensor's values, class, ``requires_grad`` and ``.grad``, as torch pickles one: a
+    tensor with history arrives as a leaf (the graph does not cross a pickle)."""
     return (_rebuild_plain, (type(self), self._data, bool(self.requires_grad), self._grad))
 
 
@@ -894,7 +891,7 @@ def _tensor_deepcopy(self: Tensor, memo: dict) -> Tensor:
     >>> b.requires_grad, b is a, bool((b == a).all())
     (True, False, True)
     """
-    if self._op is not None and self.requires_grad:
+    if self.grad_fn is not None:
         raise RuntimeError("Tensor.__deepcopy__: only tensors created explicitly by the user "
                            "(graph leaves) support the deepcopy protocol; call .detach() first")
     import copy

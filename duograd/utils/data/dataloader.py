@@ -27,7 +27,6 @@ died exits by itself.
 
 from __future__ import annotations
 
-import copyreg
 import itertools
 import multiprocessing
 import os
@@ -42,7 +41,6 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from ..._tensor import Tensor
 from ... import random as _random
 from ._collate import default_collate, default_convert
 from .dataset import IterableDataset
@@ -51,29 +49,8 @@ from .sampler import BatchSampler, RandomSampler, SequentialSampler
 __all__ = ["DataLoader", "get_worker_info", "WorkerInfo"]
 
 
-# ---------------------------------------------------------------- Tensors across processes
-
-def _rebuild_tensor(cls: type, data: np.ndarray, requires_grad: bool) -> Tensor:
-    t = Tensor(data)
-    if cls is not Tensor:  # nn.Parameter and other subclasses: built from a plain Tensor
-        t = cls(t, requires_grad) if requires_grad else cls(t, False)
-    t.requires_grad = requires_grad
-    return t
-
-
-def _reduce_tensor(t: Tensor) -> tuple:
-    """A Tensor pickles as its values and ``requires_grad`` (a non-leaf arrives as a leaf,
-    as torch's); its graph, ``.grad`` and hooks stay behind."""
-    return _rebuild_tensor, (type(t), np.array(t._data), bool(t.requires_grad))
-
-
-def _register_reducers() -> None:
-    from ...nn import Parameter
-    for cls in (Tensor, Parameter):
-        copyreg.pickle(cls, _reduce_tensor)
-
-
-_register_reducers()
+# Tensors cross to and from the workers by pickling (``Tensor.__reduce_ex__``, as torch's: a
+# leaf's values, class, requires_grad and .grad).
 
 
 # ---------------------------------------------------------------- worker information
