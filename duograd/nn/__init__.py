@@ -28,6 +28,7 @@ from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1
                           AvgPool1d, AvgPool2d, Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,
                           Fold, MaxPool1d, MaxPool2d, MaxUnpool1d, MaxUnpool2d, Unfold, Upsample)
 from . import utils  # noqa: E402  (it refers to the modules above)
+from . import init  # noqa: E402
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
                          LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax,
                          Softmin, Softplus, Softsign)
@@ -46,4 +47,5 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "PReLU", "Softmax", "LogSoftmax",
            "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxUnpool1d",
            "MaxUnpool2d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold"]
+           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold",
+           "init"]

@@ -28,6 +28,7 @@ from ..ops import softmax, transpose_p
 from .._tensor import Tensor, _as_tensor, tensor
 from .functional import _dropout, _float_mask, _swap_last, scaled_dot_product_attention
 from ..random import as_rng
+from . import init
 from .modules import Linear, Module
 
 __all__ = ["scaled_dot_product_attention", "MultiheadAttention"]
@@ -89,12 +90,13 @@ class MultiheadAttention(Module):
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
         gen = as_rng(rng)
         e = self.embed_dim
-        bound = math.sqrt(6.0 / (e + 3 * e))  # xavier_uniform_ on (3E, E)
-        self.in_proj_weight = tensor(gen.uniform(-bound, bound, (3 * e, e)), requires_grad=True)
-        self.in_proj_bias = tensor(np.zeros(3 * e), requires_grad=True) if bias else None
+        self.in_proj_weight = tensor(np.empty((3 * e, e)), requires_grad=True)
+        init.xavier_uniform_(self.in_proj_weight, generator=gen)
+        self.in_proj_bias = tensor(np.empty(3 * e), requires_grad=True) if bias else None
         self.out_proj = Linear(e, e, bias=bias, rng=gen)
-        if bias:
-            self.out_proj.bias.data[...] = 0.0
+        if bias:  # torch's _reset_parameters: both biases zero, the out projection's weight Linear's
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
         self._rng = gen
 
     def _project(self, x: Tensor, i: int) -> Tensor:
