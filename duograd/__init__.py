@@ -51,6 +51,7 @@ from . import hooks  # noqa: E402,F401  (binds Tensor.register_hook and Tensor.r
 from .anomaly import AnomalyError, detect_anomaly  # noqa: E402
 from .explain import explain  # noqa: E402
 from .checkpoint import checkpoint  # noqa: E402
+from . import distributions  # noqa: E402  (composed from the operations above)
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
@@ -85,5 +86,7 @@ __all__ = [
     "scatter_reduce", "index_select", "index_add", "take_along_dim", "masked_fill", "masked_select",
     "nonzero", "repeat_interleave", "meshgrid",
     "eye", "full", "full_like", "empty", "empty_like", "tril_indices", "triu_indices",
+    # initdist branch
+    "distributions",
 ]
 __version__ = "0.1.0"
