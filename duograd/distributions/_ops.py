@@ -75,7 +75,8 @@ def xlogy(x: Any, y: Any) -> Tensor:
     """x * log(y), 0 where x == 0 (as ``torch.xlogy``)."""
     x, y = _as_tensor(x), _as_tensor(y)
     from .. import where  # noqa: PLC0415
-    return where(x == 0, 0.0 * x, x * y.log())
+    zero = x == 0  # y replaced by 1 there too, so that neither the value nor a gradient is NaN
+    return where(zero, 0.0 * x, x * where(zero, 1.0, y).log())
 
 
 # --------------------------------------------------------------------------- linear algebra

@@ -31,6 +31,11 @@ def _t(value: Any) -> Tensor:
     return _as_tensor(value)
 
 
+def _fmt(bound: Any) -> Any:
+    """A bound as the reprs show it: a one-element Tensor by its number."""
+    return bound.item() if isinstance(bound, Tensor) and bound.numel() == 1 else bound
+
+
 class Constraint:
     """A region of values; ``check(value)`` is a bool Tensor of the batch shape (the event
     dims, ``event_dim`` of them, folded). ``is_discrete``: the region is of integers."""
@@ -147,7 +152,7 @@ class _IntegerInterval(Constraint):
         return (v % 1 == 0) & (self.lower_bound <= v) & (v <= self.upper_bound)
 
     def __repr__(self) -> str:
-        return f"IntegerInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return f"IntegerInterval(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
 
 
 class _IntegerGreaterThan(Constraint):
@@ -161,7 +166,7 @@ class _IntegerGreaterThan(Constraint):
         return (v % 1 == 0) & (v >= self.lower_bound)
 
     def __repr__(self) -> str:
-        return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
+        return f"IntegerGreaterThan(lower_bound={_fmt(self.lower_bound)})"
 
 
 class _Real(Constraint):
@@ -178,7 +183,7 @@ class _GreaterThan(Constraint):
         return self.lower_bound < _t(value)
 
     def __repr__(self) -> str:
-        return f"GreaterThan(lower_bound={self.lower_bound})"
+        return f"GreaterThan(lower_bound={_fmt(self.lower_bound)})"
 
 
 class _GreaterThanEq(_GreaterThan):
@@ -186,7 +191,7 @@ class _GreaterThanEq(_GreaterThan):
         return self.lower_bound <= _t(value)
 
     def __repr__(self) -> str:
-        return f"GreaterThanEq(lower_bound={self.lower_bound})"
+        return f"GreaterThanEq(lower_bound={_fmt(self.lower_bound)})"
 
 
 class _LessThan(Constraint):
@@ -197,7 +202,7 @@ class _LessThan(Constraint):
         return _t(value) < self.upper_bound
 
     def __repr__(self) -> str:
-        return f"LessThan(upper_bound={self.upper_bound})"
+        return f"LessThan(upper_bound={_fmt(self.upper_bound)})"
 
 
 class _Interval(Constraint):
@@ -209,7 +214,7 @@ class _Interval(Constraint):
         return (self.lower_bound <= v) & (v <= self.upper_bound)
 
     def __repr__(self) -> str:
-        return f"Interval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return f"Interval(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
 
 
 class _HalfOpenInterval(_Interval):
@@ -218,7 +223,7 @@ class _HalfOpenInterval(_Interval):
         return (self.lower_bound <= v) & (v < self.upper_bound)
 
     def __repr__(self) -> str:
-        return f"HalfOpenInterval(lower_bound={self.lower_bound}, upper_bound={self.upper_bound})"
+        return f"HalfOpenInterval(lower_bound={_fmt(self.lower_bound)}, upper_bound={_fmt(self.upper_bound)})"
 
 
 class _Simplex(Constraint):

@@ -11,7 +11,7 @@ Their samples have no gradient (``has_rsample`` is False).
 
 from __future__ import annotations
 
-import math
+import math  # noqa: F401  (the doctests use it)
 from typing import Any
 
 import numpy as np

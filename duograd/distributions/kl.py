@@ -21,7 +21,7 @@ import numpy as np
 from .. import where
 from .._tensor import Tensor, _as_tensor
 from ..nn.functional import softplus
-from ._ops import batch_mahalanobis, diag_part, digamma, lgamma, trisolve_p
+from ._ops import batch_mahalanobis, diag_part, digamma, lgamma, trisolve_p, xlogy
 from .continuous import Beta, Dirichlet, Exponential, Gamma, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .distribution import Distribution, _sum_rightmost
@@ -125,7 +125,7 @@ def _infinite_like(t: Tensor) -> Tensor:
 
 
 def _x_log_x(t: Tensor) -> Tensor:
-    return t * t.log()
+    return xlogy(t, t)
 
 
 # ------------------------------------------------------------------ same family
