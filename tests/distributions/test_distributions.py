@@ -521,3 +521,55 @@ def test_repr_and_shapes_as_torch(torch):
     t = torch.distributions.Independent(torch.distributions.Normal(torch.zeros(4, 3), 1.0), 1).expand((2, 4))
     assert d.batch_shape == tuple(t.batch_shape) and d.event_shape == tuple(t.event_shape)
     assert d.sample((5,)).shape == tuple(t.sample((5,)).shape)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("form", ["covariance_matrix", "scale_tril"])
+def test_multivariate_normal_rsample_gradient_matches_torch_for_the_same_noise(torch, form):
+    cov = np.array([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 1.5]])
+    mat = cov if form == "covariance_matrix" else np.linalg.cholesky(cov)
+    dm, tm = dg.tensor(mat, requires_grad=True), torch.tensor(mat, requires_grad=True)
+    dl, tl = dg.tensor([0.1, -0.2, 0.3], requires_grad=True), torch.tensor([0.1, -0.2, 0.3], dtype=torch.float64,
+                                                                          requires_grad=True)
+    dg.manual_seed(4)
+    x = D.MultivariateNormal(dl, **{form: dm}).rsample((50,))
+    (x ** 3).sum().backward()
+    eps = np.linalg.solve(np.linalg.cholesky(cov), (_np(x) - _np(dl)).T).T  # the noise this draw used
+    t = torch.distributions.MultivariateNormal(tl, **{form: tm})
+    tx = tl + (t._unbroadcasted_scale_tril @ torch.tensor(eps).unsqueeze(-1)).squeeze(-1)  # torch's rsample formula
+    np.testing.assert_allclose(tx.detach().numpy(), _np(x), rtol=1e-12, atol=1e-12)
+    (tx ** 3).sum().backward()
+    np.testing.assert_allclose(_np(dl.grad), tl.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(_np(dm.grad), tm.grad.numpy(), rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.oracle
+def test_discrete_log_prob_and_entropy_gradients_match_torch(torch):
+    logits = [[0.2, -1.0, 0.5], [1.5, 0.0, -0.3]]
+    for name, value in [("Categorical", [[2, 0], [1, 1]]), ("Bernoulli", [[1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])]:
+        d_l = dg.tensor(logits, requires_grad=True)
+        t_l = torch.tensor(logits, dtype=torch.float64, requires_grad=True)
+        d, t = getattr(D, name)(logits=d_l), getattr(torch.distributions, name)(logits=t_l)
+        tv = torch.tensor(value, dtype=torch.int64 if name == "Categorical" else torch.float64)
+        (d.log_prob(dg.tensor(value)).sum() + d.entropy().sum() + d.probs.pow(2).sum()).backward()
+        (t.log_prob(tv).sum() + t.entropy().sum() + t.probs.pow(2).sum()).backward()
+        np.testing.assert_allclose(_np(d_l.grad), t_l.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.oracle
+def test_expand_of_the_event_distributions_as_torch(torch):
+    c = [0.5, 2.0, 3.5]
+    d = D.Dirichlet(dg.tensor(c)).expand((4, 2))
+    t = torch.distributions.Dirichlet(torch.tensor(c, dtype=torch.float64)).expand((4, 2))
+    assert d.batch_shape == tuple(t.batch_shape) and d.event_shape == tuple(t.event_shape)
+    _close(d.entropy(), t.entropy())
+    d = D.Beta(dg.tensor(0.5), dg.tensor(2.0)).expand((3,))
+    t = torch.distributions.Beta(torch.tensor(0.5, dtype=torch.float64), torch.tensor(2.0, dtype=torch.float64)).expand((3,))
+    _close(d.log_prob(dg.tensor([0.1, 0.2, 0.9])), t.log_prob(torch.tensor([0.1, 0.2, 0.9], dtype=torch.float64)))
+    assert d.rsample((2,)).shape == tuple(t.rsample((2,)).shape)
+    cov = dg.eye(2) * 2.0
+    d = D.MultivariateNormal(dg.zeros(2), cov).expand((3,))
+    t = torch.distributions.MultivariateNormal(torch.zeros(2, dtype=torch.float64), torch.eye(2, dtype=torch.float64) * 2).expand((3,))
+    assert d.batch_shape == tuple(t.batch_shape)
+    _close(d.log_prob(dg.zeros(3, 2)), t.log_prob(torch.zeros(3, 2, dtype=torch.float64)))
+    _close(d.covariance_matrix, t.covariance_matrix)
