@@ -21,6 +21,7 @@ import numpy as np
 
 from .._tensor import Tensor, _as_tensor
 from ..autograd import ELEMENTWISE, Primitive
+from ..indexing import where
 
 
 def _float(x: np.ndarray) -> np.ndarray:
@@ -74,7 +75,6 @@ def digamma(x: Any) -> Tensor:
 def xlogy(x: Any, y: Any) -> Tensor:
     """x * log(y), 0 where x == 0 (as ``torch.xlogy``)."""
     x, y = _as_tensor(x), _as_tensor(y)
-    from .. import where  # noqa: PLC0415
     zero = x == 0  # y replaced by 1 there too, so that neither the value nor a gradient is NaN
     return where(zero, 0.0 * x, x * where(zero, 1.0, y).log())
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import stack, where
+from ..indexing import stack, where
 from .._tensor import Size, Tensor, _as_tensor, _draw
 from ..random import as_rng
 from . import constraints

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import where
+from ..indexing import where
 from .._tensor import Size, Tensor, _as_tensor, _draw, int64
 from ..random import as_rng
 from . import constraints

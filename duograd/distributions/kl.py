@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .. import where
+from ..indexing import where
 from .._tensor import Tensor, _as_tensor
 from ..nn.functional import softplus
 from ._ops import batch_mahalanobis, diag_part, digamma, lgamma, trisolve_p, xlogy
