@@ -4,12 +4,12 @@ parameters, constraints, supports, moments, densities), composed from duograd op
 so that ``log_prob``, ``entropy`` and ``rsample`` are differentiable.
 
 ``rsample`` is the location-scale transform of standard noise for Normal, Uniform,
-Exponential and Laplace (exactly torch's reparameterisation). Gamma's is implicit
-reparameterisation, as torch's: dz/dalpha = -(dF/dalpha) / f(z), with dF/dalpha taken
-numerically (see ``_ops._gamma_dz_dalpha``). Beta and Dirichlet normalise Gamma draws
-(X_i / sum X), which is a valid reparameterisation but not torch's (torch differentiates
-the Dirichlet's marginal CDF implicitly): per-sample gradients differ, their expectation
-agrees. See "Differences from PyTorch" in docs/api.md.
+Exponential and Laplace (exactly torch's reparameterisation). Gamma's, Beta's and
+Dirichlet's are implicit reparameterisation, as torch's: dz/dalpha = -(dF/dalpha) / f(z)
+for the Gamma (F its CDF), and for the Dirichlet torch's pathwise choice D_i (e_i - x) with
+D_i from the marginal Beta CDF of x_i (Beta is the two-component Dirichlet); the CDFs'
+derivatives in the concentration, which have no closed form, are taken by
+Richardson-extrapolated differences of scipy's ``gammainc``/``betainc`` (``_ops``).
 
 >>> import duograd as dg
 >>> from duograd.distributions import Normal
@@ -30,7 +30,7 @@ from ..indexing import stack, where
 from .._tensor import Size, Tensor, _as_tensor, _draw
 from ..random import as_rng
 from . import constraints
-from ._ops import LOG_SQRT_2PI, digamma, lgamma, standard_gamma_p, xlogy
+from ._ops import LOG_SQRT_2PI, digamma, dirichlet_p, lgamma, standard_gamma_p, xlogy
 from .distribution import Distribution, _noise, broadcast_all
 
 __all__ = ["Normal", "Uniform", "Exponential", "Laplace", "Gamma", "Beta", "Dirichlet"]
@@ -372,8 +372,17 @@ class Dirichlet(Distribution):
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        g = _standard_gamma(self.concentration.expand(*shape))
-        return g / g.sum(-1, keepdim=True)
+        alpha = self.concentration.expand(*shape)
+        gen = as_rng()
+        fi = np.finfo(alpha.dtype)
+
+        def draw(conc: np.ndarray) -> np.ndarray:
+            g = gen.standard_gamma(conc)
+            x = g / g.sum(-1, keepdims=True)
+            return np.clip(x, fi.tiny, 1 - fi.eps).astype(conc.dtype, copy=False)
+
+        x = _as_tensor(_draw(draw, alpha.detach().numpy()))
+        return dirichlet_p(alpha, x)
 
     def log_prob(self, value: Any) -> Tensor:
         value = _value(self, value)
