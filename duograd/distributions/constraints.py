@@ -248,7 +248,7 @@ class _Symmetric(_Square):
         v = _t(value)
         if v.shape[-2] != v.shape[-1]:
             return _t(np.zeros(v.shape[:-2], dtype=bool))
-        a = v.detach().numpy()
+        a = v._data
         return _t(np.isclose(a, np.swapaxes(a, -1, -2), atol=1e-6).all((-2, -1)))
 
 
@@ -256,7 +256,7 @@ class _LowerTriangular(Constraint):
     event_dim = 2
 
     def check(self, value: Any) -> Tensor:
-        a = _t(value).detach().numpy()
+        a = _t(value)._data
         return _t((np.tril(a) == a).reshape(a.shape[:-2] + (-1,)).min(-1))
 
 
@@ -264,7 +264,7 @@ class _LowerCholesky(Constraint):
     event_dim = 2
 
     def check(self, value: Any) -> Tensor:
-        a = _t(value).detach().numpy()
+        a = _t(value)._data
         tril = (np.tril(a) == a).reshape(a.shape[:-2] + (-1,)).min(-1)
         positive = (np.diagonal(a, 0, -2, -1) > 0).min(-1)
         return _t(tril & positive)
@@ -272,19 +272,19 @@ class _LowerCholesky(Constraint):
 
 class _PositiveSemidefinite(_Symmetric):
     def check(self, value: Any) -> Tensor:
-        sym = super().check(value).detach().numpy()
+        sym = super().check(value)._data
         if not sym.any():
             return _t(sym)
-        a = _t(value).detach().numpy()
+        a = _t(value)._data
         return _t(sym & (np.linalg.eigvalsh(a) >= 0).all(-1))
 
 
 class _PositiveDefinite(_Symmetric):
     def check(self, value: Any) -> Tensor:
-        sym = super().check(value).detach().numpy()
+        sym = super().check(value)._data
         if not sym.any():
             return _t(sym)
-        a = _t(value).detach().numpy()
+        a = _t(value)._data
         ok = np.zeros(a.shape[:-2], dtype=bool)
         flat, okf = a.reshape((-1,) + a.shape[-2:]), ok.reshape(-1)
         for i, m in enumerate(flat):

@@ -57,7 +57,7 @@ def _standard_gamma(alpha: Tensor) -> Tensor:
     """Gamma(alpha, 1) draws, differentiable in alpha by implicit reparameterisation."""
     gen = as_rng()
     tiny = float(np.finfo(alpha.dtype).tiny)
-    a = alpha.detach().numpy()
+    a = alpha._data
 
     def draw(conc: np.ndarray) -> np.ndarray:
         return np.maximum(gen.standard_gamma(conc), tiny).astype(conc.dtype, copy=False)
@@ -381,7 +381,7 @@ class Dirichlet(Distribution):
             x = g / g.sum(-1, keepdims=True)
             return np.clip(x, fi.tiny, 1 - fi.eps).astype(conc.dtype, copy=False)
 
-        x = _as_tensor(_draw(draw, alpha.detach().numpy()))
+        x = _as_tensor(_draw(draw, alpha._data))
         return dirichlet_p(alpha, x)
 
     def log_prob(self, value: Any) -> Tensor:

@@ -98,10 +98,13 @@ class Bernoulli(Distribution):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        p = np.broadcast_to(self.probs.detach().numpy(), shape)
         gen = as_rng()
         dt = self.probs.dtype
-        return _as_tensor(_draw(lambda q: (gen.random(q.shape) < q).astype(dt), p))
+
+        def draw(q: np.ndarray, size: tuple) -> np.ndarray:
+            return (gen.random(size) < q).astype(dt)
+
+        return _as_tensor(_draw(draw, self.probs._data, tuple(shape)))
 
     def log_prob(self, value: Any) -> Tensor:
         if self._validate_args:
@@ -194,7 +197,7 @@ class Categorical(Distribution):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        p = self.probs.detach().numpy()
+        p = self.probs._data
         gen = as_rng()
 
         def draw(q: np.ndarray) -> np.ndarray:
