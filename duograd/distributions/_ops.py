@@ -171,10 +171,19 @@ def _gamma_dz_dalpha(z: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 gamma_grad_p = Primitive("standard_gamma_grad",
                          lambda z, alpha: _gamma_dz_dalpha(z, alpha).astype(np.result_type(z, alpha)))
 
-# z given (drawn outside), alpha differentiated through the implicit rule
-standard_gamma_p = Primitive("standard_gamma",
-                             lambda alpha, z: np.array(z, dtype=np.result_type(alpha, z)),
-                             vjp=(lambda g, out, alpha, z: g * gamma_grad_p(out, alpha), None))
+def _gamma_icdf(alpha: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Gamma(alpha, 1) draws from uniform ones by the inverse CDF (kept above the dtype's
+    smallest normal number, as torch clamps its draws)."""
+    import scipy.special  # noqa: PLC0415
+    dt = np.result_type(alpha, u)
+    z = scipy.special.gammaincinv(alpha, u)
+    return np.maximum(z, np.finfo(dt).tiny).astype(dt, copy=False)
+
+
+# z = F^{-1}(u; alpha): the uniform noise u is drawn outside, so a dg.compile replay draws it
+# anew and recomputes z from the new alpha; alpha is differentiated by the implicit rule
+standard_gamma_p = Primitive("standard_gamma", _gamma_icdf,
+                             vjp=(lambda g, out, alpha, u: g * gamma_grad_p(out, alpha), None))
 
 
 
@@ -210,8 +219,14 @@ def _dirichlet_vjp(g: Tensor, out: Tensor, alpha: Tensor, x: Tensor) -> Tensor:
     return dirichlet_grad_p(out, alpha) * (g - (out * g).sum(-1, keepdim=True))
 
 
-# x given (drawn outside), alpha differentiated through the implicit rule above
-dirichlet_p = Primitive("dirichlet", lambda alpha, x: np.array(x, dtype=np.result_type(alpha, x)),
-                        vjp=(_dirichlet_vjp, None))
+def _dirichlet_fwd(alpha: np.ndarray, u: np.ndarray) -> np.ndarray:
+    g = _gamma_icdf(alpha, u)
+    fi = np.finfo(g.dtype)
+    return np.clip(g / g.sum(-1, keepdims=True), fi.tiny, 1 - fi.eps)
+
+
+# normalised Gamma draws from uniform noise u (drawn outside, as above); alpha differentiated
+# through the implicit rule above
+dirichlet_p = Primitive("dirichlet", _dirichlet_fwd, vjp=(_dirichlet_vjp, None))
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)

@@ -9,7 +9,10 @@ Dirichlet's are implicit reparameterisation, as torch's: dz/dalpha = -(dF/dalpha
 for the Gamma (F its CDF), and for the Dirichlet torch's pathwise choice D_i (e_i - x) with
 D_i from the marginal Beta CDF of x_i (Beta is the two-component Dirichlet); the CDFs'
 derivatives in the concentration, which have no closed form, are taken by
-Richardson-extrapolated differences of scipy's ``gammainc``/``betainc`` (``_ops``).
+Richardson-extrapolated differences of scipy's ``gammainc``/``betainc`` (``_ops``). Their
+draws are the inverse Gamma CDF (scipy's ``gammaincinv``) of uniform noise, so that every
+sample is uniform noise mapped through operations and a ``dg.compile`` replay samples from
+the parameters it is given.
 
 >>> import duograd as dg
 >>> from duograd.distributions import Normal
@@ -27,8 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..indexing import stack, where
-from .._tensor import Size, Tensor, _as_tensor, _draw
-from ..random import as_rng
+from .._tensor import Size, Tensor, _as_tensor
 from . import constraints
 from ._ops import LOG_SQRT_2PI, digamma, dirichlet_p, lgamma, standard_gamma_p, xlogy
 from .distribution import Distribution, _noise, broadcast_all
@@ -55,15 +57,7 @@ def _expand(d: Distribution, cls: type, batch_shape: Any, names: tuple[str, ...]
 
 def _standard_gamma(alpha: Tensor) -> Tensor:
     """Gamma(alpha, 1) draws, differentiable in alpha by implicit reparameterisation."""
-    gen = as_rng()
-    tiny = float(np.finfo(alpha.dtype).tiny)
-    a = alpha._data
-
-    def draw(conc: np.ndarray) -> np.ndarray:
-        return np.maximum(gen.standard_gamma(conc), tiny).astype(conc.dtype, copy=False)
-
-    z = _as_tensor(_draw(draw, a))
-    return standard_gamma_p(alpha, z)
+    return standard_gamma_p(alpha, _noise("random", alpha.shape, alpha.dtype))
 
 
 class Normal(Distribution):
@@ -373,16 +367,7 @@ class Dirichlet(Distribution):
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
         alpha = self.concentration.expand(*shape)
-        gen = as_rng()
-        fi = np.finfo(alpha.dtype)
-
-        def draw(conc: np.ndarray) -> np.ndarray:
-            g = gen.standard_gamma(conc)
-            x = g / g.sum(-1, keepdims=True)
-            return np.clip(x, fi.tiny, 1 - fi.eps).astype(conc.dtype, copy=False)
-
-        x = _as_tensor(_draw(draw, alpha._data))
-        return dirichlet_p(alpha, x)
+        return dirichlet_p(alpha, _noise("random", shape, alpha.dtype))
 
     def log_prob(self, value: Any) -> Tensor:
         value = _value(self, value)

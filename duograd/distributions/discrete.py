@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from ..indexing import where
-from .._tensor import Size, Tensor, _as_tensor, _draw, int64
-from ..random import as_rng
+from .._tensor import Size, Tensor, _as_tensor, int64
+from ..autograd import no_grad
 from . import constraints
-from .distribution import Distribution, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .distribution import Distribution, _noise, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical"]
 
@@ -98,13 +98,9 @@ class Bernoulli(Distribution):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        gen = as_rng()
-        dt = self.probs.dtype
-
-        def draw(q: np.ndarray, size: tuple) -> np.ndarray:
-            return (gen.random(size) < q).astype(dt)
-
-        return _as_tensor(_draw(draw, self.probs._data, tuple(shape)))
+        with no_grad():  # uniform noise against the probabilities: a replay redraws the noise
+            u = _noise("random", shape, self.probs.dtype)
+            return (u < self.probs).to(self.probs.dtype)
 
     def log_prob(self, value: Any) -> Tensor:
         if self._validate_args:
@@ -197,16 +193,11 @@ class Categorical(Distribution):
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
-        p = self.probs._data
-        gen = as_rng()
-
-        def draw(q: np.ndarray) -> np.ndarray:
-            cum = np.cumsum(q, -1)
-            u = gen.random(shape + (1,)) * cum[..., -1:]
-            idx = (np.broadcast_to(cum, shape + (q.shape[-1],)) <= u).sum(-1)
-            return np.minimum(idx, q.shape[-1] - 1).astype(np.int64)
-
-        return _as_tensor(_draw(draw, p))
+        with no_grad():  # inverse CDF of uniform noise, in operations (a replay redraws the noise)
+            cum = self.probs.cumsum(-1)
+            u = _noise("random", tuple(shape) + (1,), self.probs.dtype) * cum[..., -1:]
+            idx = (cum <= u).to(int64).sum(-1)
+            return idx.clamp(max=self._num_events - 1)
 
     def log_prob(self, value: Any) -> Tensor:
         if self._validate_args:

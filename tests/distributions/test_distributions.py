@@ -478,6 +478,23 @@ def test_compile_replay_draws_new_noise():
     assert not np.array_equal(a, b) and not np.array_equal(b, c)
 
 
+def test_compile_replay_samples_from_the_new_parameters():
+    """The noise is drawn independently of the parameters and mapped through operations, so
+    a replay with other parameters samples from them (not from the recorded ones)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        f = dg.compile(lambda p: D.Bernoulli(probs=p, validate_args=False).sample() * 1.0)
+        assert f(dg.zeros(5)).tolist() == [0.0] * 5 and f(dg.ones(5)).tolist() == [1.0] * 5
+        f = dg.compile(lambda p: D.Categorical(probs=p, validate_args=False).sample() * 1)
+        assert [f(dg.tensor(np.eye(3)[k])).item() for k in (0, 2, 1)] == [0, 2, 1]
+        f = dg.compile(lambda a: D.Gamma(a, 1.0, validate_args=False).rsample((2000,)).mean(0))
+        small, big = _np(f(dg.full((2,), 0.5))), _np(f(dg.full((2,), 50.0)))
+        assert np.all(np.abs(small - 0.5) < 0.1) and np.all(np.abs(big - 50.0) < 1.0)
+        f = dg.compile(lambda c: D.Dirichlet(c, validate_args=False).rsample((2000,)).mean(0))
+        np.testing.assert_allclose(_np(f(dg.tensor([1.0, 1.0, 8.0]))), [0.1, 0.1, 0.8], atol=0.02)
+        np.testing.assert_allclose(_np(f(dg.tensor([8.0, 1.0, 1.0]))), [0.8, 0.1, 0.1], atol=0.02)
+
+
 # ---------------------------------------------------------------- validation
 
 @pytest.mark.oracle
