@@ -56,6 +56,9 @@ def _put(tensor: Tensor, values: np.ndarray, name: str) -> Tensor:
 def _drawn(tensor: Tensor, name: str, fn: Callable[..., np.ndarray], *args: Any) -> Tensor:
     """``fn(*args)`` (the whole array, drawn afresh on a replay) written into ``tensor``."""
     dtype = tensor.dtype
+    if dtype.kind != "f":  # torch's kind of error: random floats do not fit an integer tensor
+        raise RuntimeError(f"nn.init.{name}: not implemented for a tensor of dtype {dtype} (shape "
+                           f"{tuple(tensor.shape)}); expected a floating point tensor")
 
     def sample(*a: Any) -> np.ndarray:
         return np.asarray(fn(*a)).astype(dtype, copy=False)

@@ -184,6 +184,15 @@ def test_float32_tensor_keeps_its_dtype():
     assert init.orthogonal_(w, generator=_gen()).dtype == np.float32
 
 
+def test_integer_tensor_and_non_tensor_raise_and_change_nothing():
+    w = dg.zeros(3, dtype=dg.int64)
+    with pytest.raises(RuntimeError, match="normal_"):
+        init.normal_(w)
+    assert w.tolist() == [0, 0, 0]
+    with pytest.raises(TypeError, match="uniform_"):
+        init.uniform_(np.zeros(3))
+
+
 def test_deprecated_aliases_warn_and_work():
     with pytest.warns(FutureWarning, match="nn.init.normal_"):
         w = init.normal(dg.zeros(3), generator=_gen())
