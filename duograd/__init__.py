@@ -55,6 +55,7 @@ from .anomaly import AnomalyError, detect_anomaly  # noqa: E402
 from .explain import explain  # noqa: E402
 from .checkpoint import checkpoint  # noqa: E402
 from .serialization import load, save  # noqa: E402
+from . import distributions  # noqa: E402  (composed from the operations above)
 
 __all__ = [
     "Tensor", "tensor", "from_numpy", "zeros", "ones", "zeros_like", "ones_like", "arange",
@@ -94,5 +95,7 @@ __all__ = [
     "poisson", "utils",
     # serialization branch: torch's checkpoint format
     "save", "load",
+    # initdist branch
+    "distributions",
 ]
 __version__ = "0.1.0"

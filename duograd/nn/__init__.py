@@ -30,6 +30,7 @@ from .convolution import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveMaxPool1
 from . import utils  # noqa: E402  (it refers to the modules above)
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,  # noqa: E402
                           TransformerEncoder, TransformerEncoderLayer)
+from . import init  # noqa: E402
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
                          LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax,
                          Softmin, Softplus, Softsign)
@@ -51,4 +52,5 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold",
            # transformer branch
            "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
-           "TransformerDecoder", "Transformer"]
+           "TransformerDecoder", "Transformer",
+           "init"]

@@ -20,6 +20,7 @@ from ._activations import (_implicit_dim, _no_inplace, _t, celu, elu, gelu, glu,
 from ..ops import log_softmax, softmax
 from .._tensor import Tensor, _as_tensor, tensor
 from .modules import Module
+from . import init as _init
 
 # ====================================================================== modules
 
@@ -116,9 +117,14 @@ class PReLU(Module):
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
                  dtype: Any = None) -> None:
-        self.num_parameters = num_parameters
-        self.weight = tensor(np.full((num_parameters,), init), requires_grad=True,
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = tensor(np.empty((num_parameters,)), requires_grad=True,
                              dtype=np.float64 if dtype is None else dtype)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Every slope back to ``init``."""
+        _init.constant_(self.weight, self.init)
 
     def forward(self, x: Any) -> Tensor:
         return prelu(_as_tensor(x), self.weight)

@@ -29,14 +29,15 @@ from .._tensor import Tensor, tensor
 from ._mha import _additive_mask, _check_device, _run, multi_head_attention_forward  # noqa: F401
 from .functional import scaled_dot_product_attention
 from ..random import as_rng
+from . import init
 from .modules import Linear, Module
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward", "MultiheadAttention"]
 
 
 def _xavier_uniform(gen: np.random.Generator, shape: tuple[int, int]) -> Tensor:
-    bound = math.sqrt(6.0 / (shape[0] + shape[1]))
-    return tensor(gen.uniform(-bound, bound, shape), requires_grad=True)
+    """A new parameter of ``shape``, Xavier-uniform (``nn.init``, as torch's default)."""
+    return init.xavier_uniform_(tensor(np.empty(shape), requires_grad=True), generator=gen)
 
 
 class MultiheadAttention(Module):

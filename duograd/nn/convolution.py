@@ -23,6 +23,7 @@ import numpy as np
 from .. import conv as C
 from .._tensor import Tensor
 from ..random import as_rng
+from . import init
 from .modules import Module, _input
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
@@ -36,9 +37,8 @@ def _positive(n: Any, name: str, layer: str) -> int:
     return int(n)
 
 
-def _uniform(gen: np.random.Generator, bound: float, shape: Any, dtype: Any) -> Tensor:
-    data = gen.uniform(-bound, bound, shape)
-    return Tensor(data if dtype is None else data.astype(dtype), requires_grad=True)
+def _empty(shape: Any, dtype: Any) -> Tensor:
+    return Tensor(np.empty(shape, dtype=np.float64 if dtype is None else dtype), requires_grad=True)
 
 
 class _ConvNd(Module):
@@ -79,11 +79,22 @@ class _ConvNd(Module):
             shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
         else:
             shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
-        # torch's default: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in)),
-        # with fan_in = weight.size(1) * prod(kernel); the bias from the same range
-        bound = 1.0 / math.sqrt(shape[1] * math.prod(self.kernel_size))
-        self.weight = _uniform(gen, bound, shape, dtype)
-        self.bias = _uniform(gen, bound, (self.out_channels,), dtype) if bias else None
+        self.weight = _empty(shape, dtype)
+        self.bias = _empty((self.out_channels,), dtype) if bias else None
+        self._reset(gen)
+
+    def reset_parameters(self) -> None:
+        """Draw the weight and bias again, as at construction, from the default generator."""
+        self._reset(None)
+
+    def _reset(self, gen: Any) -> None:
+        # torch's kaiming_uniform_(weight, a=sqrt(5)): its bound gain * sqrt(3 / fan_in) is
+        # 1 / sqrt(fan_in), written so (no rounding in the gain); the bias from the same range
+        fan_in = init._calculate_fan_in_and_fan_out(self.weight)[0]
+        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(self.weight, -bound, bound, generator=gen)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound, generator=gen)
 
     def _padded_input(self, x: Tensor) -> tuple[Tensor, Any]:
         """(input, padding for the conv): a non-zeros padding_mode pads first, with F.pad."""

@@ -25,6 +25,7 @@ from ..shapes import DimError, ShapeError
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from ..random import as_rng
 from . import functional as F
+from . import init
 from .. import _context as _ctx
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
@@ -520,12 +521,22 @@ class Linear(Module):
             if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
                 raise ValueError(f"Linear: {name} must be a non-negative int, got {n!r}")
         self.in_features, self.out_features = int(in_features), int(out_features)
-        gen = as_rng(rng)
-        bound = 1.0 / np.sqrt(self.in_features) if self.in_features else 0.0
-        self.weight = Tensor(gen.uniform(-bound, bound, (self.out_features, self.in_features)),
-                             requires_grad=True)
-        self.bias = (Tensor(gen.uniform(-bound, bound, self.out_features), requires_grad=True)
-                     if bias else None)
+        self.weight = Tensor(np.empty((self.out_features, self.in_features)), requires_grad=True)
+        self.bias = Tensor(np.empty(self.out_features), requires_grad=True) if bias else None
+        self._reset(as_rng(rng))
+
+    def reset_parameters(self) -> None:
+        """Draw the weight and bias again, as at construction, from the default generator."""
+        self._reset(None)
+
+    def _reset(self, gen: Any) -> None:
+        # torch's kaiming_uniform_(weight, a=sqrt(5)): its bound gain * sqrt(3 / fan_in) is
+        # 1 / sqrt(fan_in), written so (no rounding in the gain); the bias from the same range
+        fan_in = init._calculate_fan_in_and_fan_out(self.weight)[0]
+        bound = 1.0 / np.sqrt(fan_in) if fan_in > 0 else 0.0
+        init.uniform_(self.weight, -bound, bound, generator=gen)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound, generator=gen)
 
     def forward(self, x: Any) -> Tensor:
         x = _input(x)

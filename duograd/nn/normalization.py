@@ -24,6 +24,7 @@ from .._tensor import Tensor, _as_tensor, tensor
 from ..autograd import no_grad as _no_grad
 from .functional import batch_norm, group_norm, layer_norm
 from .modules import Module
+from . import init
 
 __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "layer_norm", "batch_norm",
            "group_norm"]
@@ -42,9 +43,16 @@ __all__ = ["LayerNorm", "BatchNorm1d", "BatchNorm2d", "GroupNorm", "layer_norm",
 
 
 def _affine(shape: tuple[int, ...], weight: bool, bias: bool) -> tuple[Any, Any]:
-    w = tensor(np.ones(shape), requires_grad=True) if weight else None
-    b = tensor(np.zeros(shape), requires_grad=True) if weight and bias else None
+    w = init.ones_(tensor(np.empty(shape), requires_grad=True)) if weight else None
+    b = init.zeros_(tensor(np.empty(shape), requires_grad=True)) if weight and bias else None
     return w, b
+
+
+def _reset_affine(m: Module) -> None:
+    if m.weight is not None:
+        init.ones_(m.weight)
+    if m.bias is not None:
+        init.zeros_(m.bias)
 
 
 class LayerNorm(Module):
@@ -64,6 +72,10 @@ class LayerNorm(Module):
         self.normalized_shape, self.eps = shape, float(eps)
         self.elementwise_affine = bool(elementwise_affine)
         self.weight, self.bias = _affine(shape, self.elementwise_affine, bias)
+
+    def reset_parameters(self) -> None:
+        """Weight ones and bias zeros again."""
+        _reset_affine(self)
 
     def forward(self, input: Any) -> Tensor:
         return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -86,6 +98,11 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", tensor(np.array(0, dtype=np.int64)))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def reset_parameters(self) -> None:
+        """Running statistics reset, weight ones and bias zeros again, as torch's."""
+        self.reset_running_stats()
+        _reset_affine(self)
 
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batches tracked."""
@@ -164,6 +181,10 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels = int(num_groups), int(num_channels)
         self.eps, self.affine = float(eps), bool(affine)
         self.weight, self.bias = _affine((self.num_channels,), self.affine, True)
+
+    def reset_parameters(self) -> None:
+        """Weight ones and bias zeros again."""
+        _reset_affine(self)
 
     def forward(self, input: Any) -> Tensor:
         return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)

@@ -21,6 +21,8 @@ import numpy as np
 from .._tensor import Tensor, tensor
 from .functional import _padding_idx, embedding
 from ..random import as_rng
+from ..autograd import no_grad
+from . import init
 from .modules import Module
 
 __all__ = ["Embedding", "embedding"]
@@ -53,15 +55,25 @@ class Embedding(Module):
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         self.padding_idx = _padding_idx(padding_idx, self.num_embeddings)
         if _weight is None:
-            w = as_rng(rng).standard_normal((self.num_embeddings, self.embedding_dim))
-            if self.padding_idx is not None:
-                w[self.padding_idx] = 0.0
+            self.weight = tensor(np.empty((self.num_embeddings, self.embedding_dim)),
+                                 requires_grad=not _freeze)
+            self._reset(as_rng(rng))
         else:
             w = np.array(_weight._data if isinstance(_weight, Tensor) else _weight, dtype=float)
             if w.shape != (self.num_embeddings, self.embedding_dim):
                 raise AssertionError(f"Embedding: _weight of shape {w.shape} must have shape "
                                      f"({self.num_embeddings}, {self.embedding_dim})")
-        self.weight = tensor(w, requires_grad=not _freeze)
+            self.weight = tensor(w, requires_grad=not _freeze)
+
+    def reset_parameters(self) -> None:
+        """Draw the weight again from N(0, 1) (the default generator), the padding row zero."""
+        self._reset(None)
+
+    def _reset(self, gen: Any) -> None:
+        init.normal_(self.weight, generator=gen)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0.0)
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True,

@@ -193,6 +193,11 @@ def public_names() -> set[str]:
     for n in getattr(dg.optim, "__all__", []):
         if inspect.isclass(getattr(dg.optim, n, None)) and hasattr(torch.optim, n):
             names.add(f"optim.{n}")
+    for prefix, ours, theirs in (("init", dg.nn.init, torch.nn.init), ("distributions", dg.distributions,
+                                                                          torch.distributions)):
+        for n in getattr(ours, "__all__", []):
+            if callable(getattr(ours, n, None)) and hasattr(theirs, n):
+                names.add(f"{prefix}.{n}")
     for n in dir(dg.optim.lr_scheduler):
         if inspect.isclass(getattr(dg.optim.lr_scheduler, n)) and hasattr(torch.optim.lr_scheduler, n) \
                 and not n.startswith("_"):
