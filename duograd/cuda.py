@@ -92,11 +92,15 @@ def is_cuda_device(dev: Any) -> bool:
     return isinstance(name, str) and (name == "cuda" or name.startswith("cuda:"))
 
 
-def not_compiled() -> AssertionError:
-    """The error torch raises for any CUDA request on a build without CUDA.
+def not_compiled(dev: Any = None) -> Exception:
+    """The error torch raises for a CUDA request on a build without CUDA: an
+    ``AssertionError`` for a device named by a string (or none), and a ``RuntimeError`` for
+    one named by an int index (torch then asks for an accelerator, finds none and says so).
 
     >>> from duograd.cuda import not_compiled
-    >>> not_compiled()
-    AssertionError('Torch not compiled with CUDA enabled')
+    >>> not_compiled("cuda"), not_compiled(0)
+    (AssertionError('Torch not compiled with CUDA enabled'), RuntimeError('Cannot access accelerator device when none is available.'))
     """
+    if isinstance(dev, int) and not isinstance(dev, bool):
+        return RuntimeError("Cannot access accelerator device when none is available.")
     return AssertionError(NOT_COMPILED)

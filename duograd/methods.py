@@ -299,7 +299,7 @@ class _Methods:
             else:
                 raise TypeError(f"to: unexpected argument {a!r} (after dtype {dtype!r})")
         if is_cuda_device(device):
-            raise not_compiled()
+            raise not_compiled(device)
         _tensor._check_device(device)
         out = self if dtype is None else _cast(self, dtype)
         return ops.identity_p(out) if copy and out is self else out
@@ -310,8 +310,8 @@ class _Methods:
 
     def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
         """Raises torch's ``AssertionError`` (there is no CUDA device here), as torch
-        built without CUDA does."""
-        raise not_compiled()
+        built without CUDA does (a ``RuntimeError`` for an int device index, as torch)."""
+        raise not_compiled(device)
 
     def detach(self) -> Tensor:
         """The same values (shared) with no history and no tangents."""

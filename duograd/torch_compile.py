@@ -48,6 +48,10 @@ class OptimizedModule(Module):
         self._orig_mod = mod
         object.__setattr__(self, "_compiled", _capture_compile(mod.__call__, **capture_kwargs))
 
+    def _members(self) -> Any:
+        # torch names the wrapped module `_orig_mod` in parameter and state_dict keys
+        yield "_orig_mod", self._orig_mod
+
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self._compiled(*args, **kwargs)
 

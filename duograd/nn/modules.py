@@ -318,7 +318,7 @@ class Module:
         """
         for a in args + ((kwargs["device"],) if "device" in kwargs else ()):
             if is_cuda_device(a):
-                raise not_compiled()
+                raise not_compiled(a)
         for a in args:
             if isinstance(a, str) or type(a).__name__ == "device":
                 if str(a) != "cpu":
@@ -348,7 +348,7 @@ class Module:
         Traceback (most recent call last):
         AssertionError: Torch not compiled with CUDA enabled
         """
-        raise not_compiled()
+        raise not_compiled(device)
 
     def float(self) -> "Module":
         """``to(float32)``.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import subprocess
 import sys
 
@@ -22,16 +23,15 @@ def _target(ns: str):
 
 @pytest.mark.oracle
 def test_the_committed_inventory_is_torchs(torch) -> None:
-    """Regenerated from the installed torch, the file is the committed one, line for line."""
-    fresh = generate.dumps(generate.generate())
-    with open(generate.PATH) as f:
-        committed = f.read()
-    if fresh != committed:
-        import difflib
-        diff = "".join(list(difflib.unified_diff(committed.splitlines(True), fresh.splitlines(True),
-                                                 "committed", "torch", n=0))[:60])
-        pytest.fail("torch_names.json differs from torch (python -m duograd._inventory.generate --write):\n"
-                    + diff)
+    """Regenerated from the installed torch, the file is the committed one, line for line.
+    In a fresh process: what a torch module lists grows as its lazy submodules load
+    (``torch.compile`` in another test loads many), and the committed file lists a fresh import."""
+    out = subprocess.run([sys.executable, "-m", "duograd._inventory.generate"], capture_output=True,
+                         text=True, cwd=os.path.dirname(os.path.dirname(generate.HERE)))
+    assert out.returncode == 0, ("torch_names.json differs from torch "
+                                 "(python -m duograd._inventory.generate --write):\n" + out.stdout[-4000:]
+                                 + out.stderr[-2000:])
+    assert "up to date" in out.stdout
 
 
 def test_the_inventory_holds_what_the_issue_counts() -> None:
