@@ -92,6 +92,4 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
         return model
     if isinstance(model, Module):
         return OptimizedModule(model, **capture_kwargs)
-    if not callable(model):
-        raise RuntimeError(f"compile: expected a callable or an nn.Module, got {type(model).__name__}")
-    return _capture_compile(model, **capture_kwargs)
+    return _capture_compile(model, **capture_kwargs)  # a non-callable raises TypeError there

@@ -16,8 +16,9 @@ Where torch's object is the same under two names (``torch.nn.functional.conv2d``
 ``torch.conv2d``) and duograd built one of them, the other becomes an alias of it instead of
 a stub: the meaning is torch's by construction.
 
-Each stub carries ``__duograd_unsupported__`` (the reason), which is how ``is_stub`` and the
-counts tell a stub from a built name.
+Each stub carries ``__duograd_unsupported__`` (its torch name), which is how ``is_stub`` and
+the counts tell a stub from a built name; the reason is read from ``unsupported.py`` when the
+stub is used, so installing costs little at import.
 
 >>> import duograd as dg
 >>> dg.nn.functional.grid_sample(None, None)          # doctest: +SKIP
@@ -44,84 +45,86 @@ def is_stub(obj: Any) -> bool:
         return False
 
 
-def _message(qual: str, why: str) -> str:
-    return f"{qual} is not supported by duograd: {why}"
+def _message(qual: str, attr: str = "") -> str:
+    """``qual`` (``torch.nn.LSTM``) and its reason, read from ``unsupported.py`` when a stub
+    is used (not at import: installing two thousand stubs stays cheap)."""
+    from .unsupported import reason
+    ns, _, name = qual.rpartition(".")
+    r = reason(ns, name)
+    why = r[1] if r is not None else "undecided (no reason in duograd/_inventory/unsupported.py)"
+    return f"{qual}{attr} is not supported by duograd: {why}"
 
 
-def function_stub(qual: str, why: str, module: str) -> Any:
-    """A function that raises ``NotImplementedError`` naming ``qual`` and ``why``."""
-    msg = _message(qual, why)
+def _doc(qual: str) -> str:
+    return f"{qual}: not built in duograd; using it raises NotImplementedError with the reason."
 
+
+def function_stub(qual: str, module: str) -> Any:
+    """A function that raises ``NotImplementedError`` naming ``qual`` and its reason."""
     def stub(*args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(msg)
+        raise NotImplementedError(_message(qual))
 
     stub.__name__ = stub.__qualname__ = qual.rsplit(".", 1)[-1]
-    stub.__doc__ = msg
+    stub.__doc__ = _doc(qual)
     stub.__module__ = module
-    setattr(stub, MARK, why)
+    setattr(stub, MARK, qual)
     return stub
 
 
-def class_stub(qual: str, why: str, module: str) -> type:
-    """A class whose construction raises ``NotImplementedError`` naming ``qual`` and ``why``."""
-    msg = _message(qual, why)
-
+def class_stub(qual: str, module: str) -> type:
+    """A class whose construction raises ``NotImplementedError`` naming ``qual`` and its reason."""
     def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(msg)
+        raise NotImplementedError(_message(qual))
 
-    return type(qual.rsplit(".", 1)[-1], (), {"__new__": __new__, "__doc__": msg, "__module__": module,
-                                              MARK: why})
+    return type(qual.rsplit(".", 1)[-1], (), {"__new__": __new__, "__doc__": _doc(qual), "__module__": module,
+                                              MARK: qual})
 
 
 class Unsupported:
     """A dtype or constant duograd lacks: calling it or reading its attributes raises."""
 
-    __slots__ = ("_qual", "_why")
+    __slots__ = ("_qual",)
 
-    def __init__(self, qual: str, why: str) -> None:
+    def __init__(self, qual: str) -> None:
         object.__setattr__(self, "_qual", qual)
-        object.__setattr__(self, "_why", why)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError(_message(self._qual, self._why))
+        raise NotImplementedError(_message(self._qual))
 
     def __getattr__(self, attr: str) -> Any:
         if attr == MARK:
-            return self._why
+            return self._qual
         if attr.startswith("__"):  # protocols probed by Python itself (copy, pickle, NumPy)
             raise AttributeError(attr)
-        raise NotImplementedError(_message(f"{self._qual}.{attr}", self._why))
+        raise NotImplementedError(_message(self._qual, f".{attr}"))
 
     def __repr__(self) -> str:
-        return f"<unsupported {self._qual}: {self._why}>"
+        return f"<{self._qual}: not built in duograd>"
 
 
 class UnsupportedModule(types.ModuleType):
     """A torch submodule duograd lacks: importable, and each attribute read raises."""
 
-    def __init__(self, name: str, qual: str, why: str) -> None:
-        super().__init__(name, _message(qual, why))
-        self.__dict__[MARK] = why
-        self.__dict__["_qual"] = qual
+    def __init__(self, name: str, qual: str) -> None:
+        super().__init__(name, _doc(qual))
+        self.__dict__[MARK] = qual
 
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        raise NotImplementedError(_message(f"{self._qual}.{attr}", self.__dict__[MARK]))
+        raise NotImplementedError(_message(self.__dict__[MARK], f".{attr}"))
 
 
-def method_stub(qual: str, why: str) -> Any:
-    return function_stub(qual, why, "duograd")
+def method_stub(qual: str) -> Any:
+    return function_stub(qual, "duograd")
 
 
-def attribute_stub(qual: str, why: str) -> property:
-    msg = _message(qual, why)
-
+def attribute_stub(qual: str) -> property:
     def get(self: Any) -> Any:
-        raise NotImplementedError(msg)
+        raise NotImplementedError(_message(qual))
 
-    setattr(get, MARK, why)
-    return property(get, doc=msg)
+    setattr(get, MARK, qual)
+    return property(get, doc=_doc(qual))
 
 
 def dg_name(namespace: str) -> str:
@@ -152,7 +155,7 @@ def resolve(namespace: str, create: bool = True) -> Any:
                 nxt = types.ModuleType(f"{obj.__name__}.{part}",
                                        f"torch's {namespace.rsplit('.', 1)[0]}.{part}: not built in duograd; "
                                        "each name raises NotImplementedError with its reason")
-                nxt.__dict__[MARK] = "not built yet"
+                nxt.__dict__[MARK] = namespace.rsplit(".", 1)[0] + "." + part
                 sys.modules[nxt.__name__] = nxt
                 setattr(obj, part, nxt)
         obj = nxt
@@ -168,7 +171,6 @@ def _has(target: Any, name: str) -> bool:
 def install() -> int:
     """Put a stub (or an alias) on every torch name duograd lacks; returns how many."""
     from . import inventory
-    from .unsupported import reason
 
     inv = inventory()
     count = 0
@@ -190,22 +192,20 @@ def install() -> int:
         for n, e in names.items():
             if _has(target, n):
                 continue
-            r = reason(ns, n)
-            why = r[1] if r is not None else "undecided (no reason in duograd/_inventory/unsupported.py)"
             qual = f"{ns}.{n}"
             kind = e["kind"]
             if ns == "torch.Tensor":
-                stub: Any = method_stub(qual, why) if kind == "method" else attribute_stub(qual, why)
+                stub: Any = method_stub(qual) if kind == "method" else attribute_stub(qual)
             elif kind == "function":
-                stub = function_stub(qual, why, module)
+                stub = function_stub(qual, module)
             elif kind == "class":
-                stub = class_stub(qual, why, module)
+                stub = class_stub(qual, module)
             elif kind == "module":
                 full = f"{module}.{n}"
-                stub = sys.modules.get(full) or UnsupportedModule(full, qual, why)
+                stub = sys.modules.get(full) or UnsupportedModule(full, qual)
                 sys.modules.setdefault(full, stub)
             else:
-                stub = Unsupported(qual, why)
+                stub = Unsupported(qual)
             setattr(target, n, stub)
             count += 1
     return count
