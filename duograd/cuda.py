@@ -5,7 +5,9 @@
 ``manual_seed_all`` are accepted and do nothing (torch queues them until a GPU is used, which
 never happens here). Asking for a CUDA tensor or module (``t.cuda()``, ``t.to("cuda")``,
 ``module.cuda()``) raises torch's own ``AssertionError("Torch not compiled with CUDA
-enabled")``. The rest of torch.cuda (streams, memory statistics, ...) raises
+enabled")``. ``dg.cuda.amp`` (``autocast``, ``GradScaler``, the older spelling of
+``dg.amp``'s with ``device_type="cuda"``) disables itself with a warning, as torch's does
+without a GPU. The rest of torch.cuda (streams, memory statistics, ...) raises
 ``NotImplementedError`` with the reason (duograd/_inventory).
 
 >>> import duograd as dg
@@ -18,10 +20,14 @@ AssertionError: Torch not compiled with CUDA enabled
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import Any
 
+from . import amp as _amp
+
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all",
-           "not_compiled", "is_cuda_device"]
+           "not_compiled", "is_cuda_device", "amp"]
 
 NOT_COMPILED = "Torch not compiled with CUDA enabled"
 
@@ -104,3 +110,25 @@ def not_compiled(dev: Any = None) -> Exception:
     if isinstance(dev, int) and not isinstance(dev, bool):
         return RuntimeError("Cannot access accelerator device when none is available.")
     return AssertionError(NOT_COMPILED)
+
+
+class _CudaAutocast(_amp.autocast):
+    """``torch.cuda.amp.autocast``: ``dg.amp.autocast("cuda", ...)``, disabled here with a warning."""
+
+    def __init__(self, enabled: bool = True, dtype: Any = "float16", cache_enabled: bool = True) -> None:
+        super().__init__("cuda", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class _CudaGradScaler(_amp.GradScaler):
+    """``torch.cuda.amp.GradScaler``: ``dg.amp.GradScaler("cuda", ...)``, disabled here."""
+
+    def __init__(self, init_scale: float = 2.0 ** 16, growth_factor: float = 2.0, backoff_factor: float = 0.5,
+                 growth_interval: int = 2000, enabled: bool = True) -> None:
+        super().__init__("cuda", init_scale, growth_factor, backoff_factor, growth_interval, enabled)
+
+
+amp = types.ModuleType(f"{__name__}.amp", "torch.cuda.amp without a GPU: autocast and GradScaler disable "
+                       "themselves with a warning, as torch's.")
+amp.autocast = _CudaAutocast
+amp.GradScaler = _CudaGradScaler
+sys.modules[amp.__name__] = amp

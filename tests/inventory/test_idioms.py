@@ -203,6 +203,15 @@ def test_a_grad_scaler_without_a_gpu_is_disabled_as_torchs(torch) -> None:
     assert ts.is_enabled() == ds.is_enabled() is False
     assert ts.get_scale() == ds.get_scale() == 1.0
     assert ts.state_dict() == ds.state_dict() == {}
+    with pytest.warns(UserWarning):
+        old = dg.cuda.amp.GradScaler()  # the older spelling, common in training scripts
+    assert old.is_enabled() is False and old.scale(dl) is dl
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert torch.cuda.amp.GradScaler(enabled=True).is_enabled() is False
+    with pytest.warns(UserWarning):
+        with dg.cuda.amp.autocast():
+            assert (dg.ones(1, 1) @ dg.ones(1, 1)).dtype == dg.float64
     w = dg.tensor([1.0], requires_grad=True)
     opt = dg.optim.SGD([w], lr=0.5)
     (w * 2).sum().backward()
