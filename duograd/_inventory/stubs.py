@@ -37,12 +37,18 @@ MARK = "__duograd_unsupported__"
 
 
 def is_stub(obj: Any) -> bool:
-    """True for an object ``install()`` made (a name duograd does not build)."""
-    try:
-        return isinstance(getattr(obj, MARK, None), str) if not isinstance(obj, property) \
-            else isinstance(getattr(obj.fget, MARK, None), str)
-    except NotImplementedError:
-        return False
+    """True for an object ``install()`` made (a name duograd does not build), also when a
+    decorator has wrapped it since (``functools.wraps`` keeps ``__wrapped__``)."""
+    if isinstance(obj, property):
+        obj = obj.fget
+    for _ in range(8):
+        if isinstance(vars(obj).get(MARK) if hasattr(obj, "__dict__") else getattr(obj, MARK, None), str):
+            return True
+        inner = vars(obj).get("__wrapped__") if hasattr(obj, "__dict__") and not isinstance(obj, type) else None
+        if inner is None:
+            return False
+        obj = inner
+    return False
 
 
 def _message(qual: str, attr: str = "") -> str:
