@@ -168,6 +168,17 @@ def resolve(namespace: str, create: bool = True) -> Any:
     return obj
 
 
+def _import(name: str) -> Any:
+    """The module ``name`` if duograd has a file for it (not yet imported), else None: a real
+    module is never shadowed by a stub in ``sys.modules``."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name is None or not name.startswith(e.name):
+            raise
+        return None
+
+
 def _has(target: Any, name: str) -> bool:
     if isinstance(target, types.ModuleType):
         return name in target.__dict__
@@ -208,8 +219,9 @@ def install() -> int:
                 stub = class_stub(qual, module)
             elif kind == "module":
                 full = f"{module}.{n}"
-                stub = sys.modules.get(full) or UnsupportedModule(full, qual)
-                sys.modules.setdefault(full, stub)
+                stub = sys.modules.get(full) or _import(full)
+                if stub is None:
+                    stub = sys.modules[full] = UnsupportedModule(full, qual)
             else:
                 stub = Unsupported(qual)
             setattr(target, n, stub)

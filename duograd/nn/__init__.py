@@ -48,5 +48,5 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "PReLU", "Softmax", "LogSoftmax",
            "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxUnpool1d",
            "MaxUnpool2d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold",
-           "DataParallel", "parallel"]
+           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold"]
+__all__ += ["DataParallel", "parallel"]  # branch inventory

@@ -160,3 +160,16 @@ def test_the_signature_check_reports_what_torch_accepts_and_duograd_does_not() -
     def g(input, *size, **kwargs):
         return input
     assert _inventory._problems(inspect.signature(g), [["input", "*size", "*", "out"]]) == []
+
+
+def test_the_installer_is_the_last_statement_of_the_package() -> None:
+    """Merging keeps it last: a name bound after it would still be found, but an alias or a
+    wrapper applied after it would see stubs."""
+    import ast
+    path = os.path.join(os.path.dirname(dg.__file__), "__init__.py")
+    with open(path) as f:
+        body = ast.parse(f.read()).body
+    last = body[-1]
+    assert isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) \
+        and getattr(last.value.func, "id", None) == "_install_stubs", \
+        "duograd/__init__.py must end with `_install_stubs()` (move the block to the end)"
