@@ -8,10 +8,10 @@ kept when they belong to torch: a submodule of that namespace, a class or functi
 ``__module__`` is torch's (typing helpers, NumPy and the standard library re-exported by a
 torch module are left out), a dtype, or a constant of the ``torch`` namespace itself
 (``pi``, ``strided``, ...). ``torch.Tensor`` keeps every public name of ``dir()``. Each name
-records its kind and, where torch documents one, its parameters: from
-``inspect.signature`` for Python functions and classes, from the first lines of the
-docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``) for torch's builtins,
-one list per documented overload. ``alias`` names the ``torch.*`` name that is the same
+records its kind and, where torch states them, its parameters: from ``inspect.signature``
+for Python functions and classes; for torch's builtins from their ATen schemas (one list
+per overload, the keyword names the binding accepts), or, where there is none, from the
+first lines of the docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``). ``alias`` names the ``torch.*`` name that is the same
 object (``torch.nn.functional.conv2d`` is ``torch.conv2d``).
 """
 
@@ -104,6 +104,45 @@ def _doc_signatures(name: str, obj: Any) -> list[list[str]]:
     return sigs
 
 
+# the ATen name of a builtin: torch.linalg.norm is aten::linalg_norm, ...
+_ATEN_PREFIX = {"torch": "", "torch.Tensor": "", "torch.nn.functional": "", "torch.functional": "",
+                "torch.linalg": "linalg_", "torch.special": "special_", "torch.fft": "fft_"}
+
+
+def _schema_signatures(name: str, torch: Any, method: bool) -> list[list[str]]:
+    """Parameter lists from the ATen schemas of ``name`` (``aten::add.Tensor(Tensor self, Tensor
+    other, *, Scalar alpha=1)``), the names torch's Python binding accepts by keyword: ``self``
+    is ``input`` for a ``torch.*`` function and is left out for a method; an out-variant's
+    written tensors are the one ``out=``. Overloads on plain numbers, lists and strings only
+    (TorchScript's) are left out."""
+    sigs: list[list[str]] = []
+    schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+    if any("Scalar" not in sch.overload_name for sch in schemas):
+        # the Scalar overloads are TorchScript's; Python wraps a number as a tensor
+        schemas = [sch for sch in schemas if "Scalar" not in sch.overload_name]
+    for sch in schemas:
+        args = list(sch.arguments)
+        if not any("Tensor" in str(a.type) or a.name in ("dtype", "size") for a in args):
+            continue
+        if method and any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in args):
+            continue  # a method takes no out=
+        pos, kw = [], []
+        for a in args:
+            writes = a.kwarg_only and a.alias_info is not None and a.alias_info.is_write
+            n = "out" if writes else a.name
+            if a.name == "self" and not a.kwarg_only:
+                if method:
+                    continue
+                n = "input"
+            target = kw if a.kwarg_only else pos
+            if n not in target:
+                target.append(n)
+        params = pos + (["*"] + kw if kw else [])
+        if params not in sigs:
+            sigs.append(params)
+    return sigs
+
+
 def _py_signature(obj: Any, drop_self: bool) -> list[str] | None:
     try:
         sig = inspect.signature(obj)
@@ -135,6 +174,21 @@ def _py_signature(obj: Any, drop_self: bool) -> list[str] | None:
     return names
 
 
+def _fill(entry: dict, name: str, obj: Any, sig: list[str] | None, torch: Any, method: bool,
+          namespace: str) -> None:
+    """The parameters of a function or method: its Python signature, else the ATen schemas
+    of a builtin, else the builtin's docstring."""
+    if sig is not None:
+        entry["signatures"], entry["from"] = [sig], "inspect"
+        return
+    prefix = _ATEN_PREFIX.get(namespace)
+    sigs = _schema_signatures(prefix + name, torch, method) if prefix is not None else []
+    if sigs:
+        entry["signatures"], entry["from"] = sigs, "schema"
+    else:
+        entry["signatures"], entry["from"] = _doc_signatures(name, obj), "doc"
+
+
 def describe(name: str, obj: Any, namespace: str, torch: Any) -> dict | None:
     """The inventory entry of ``namespace.name``, or None when it is not torch's own."""
     entry: dict[str, Any]
@@ -143,8 +197,7 @@ def describe(name: str, obj: Any, namespace: str, torch: Any) -> dict | None:
         if callable(obj) and not isinstance(raw, (property,)) and type(raw).__name__ != "getset_descriptor":
             entry = {"kind": "method"}
             sig = _py_signature(obj, drop_self=True) if inspect.isfunction(obj) else None
-            entry["signatures"] = [sig] if sig is not None else _doc_signatures(name, obj)
-            entry["from"] = "inspect" if sig is not None else "doc"
+            _fill(entry, name, obj, sig, torch, method=True, namespace=namespace)
         else:
             entry = {"kind": "attribute"}
         return entry
@@ -173,8 +226,7 @@ def describe(name: str, obj: Any, namespace: str, torch: Any) -> dict | None:
             return None
         entry = {"kind": "function"}
         sig = _py_signature(obj, drop_self=False) if inspect.isfunction(obj) else None
-        entry["signatures"] = [sig] if sig is not None else _doc_signatures(name, obj)
-        entry["from"] = "inspect" if sig is not None else "doc"
+        _fill(entry, name, obj, sig, torch, method=False, namespace=namespace)
         for alias_of in ("torch",):
             if namespace != alias_of and getattr(torch, name, None) is obj:
                 entry["alias"] = f"torch.{name}"
