@@ -99,3 +99,26 @@ __all__ = [
     "distributions",
 ]
 __version__ = "0.1.0"
+
+# branch inventory: torch's device and configuration idioms as torch behaves without a GPU
+from . import amp, backends, cuda, distributed, functional, fx, jit, onnx, settings  # noqa: E402,F401
+from .amp import autocast  # noqa: E402
+from .settings import (are_deterministic_algorithms_enabled, get_float32_matmul_precision,  # noqa: E402
+                       get_num_interop_threads, get_num_threads, inference_mode,
+                       is_deterministic_algorithms_warn_only_enabled, is_inference_mode_enabled,
+                       set_float32_matmul_precision, set_num_interop_threads, set_num_threads,
+                       use_deterministic_algorithms)
+from .torch_compile import compile  # noqa: E402,A001,F811  (torch's keywords over capture.compile)
+
+__all__ += [
+    "amp", "backends", "cuda", "distributed", "functional", "fx", "jit", "onnx", "autocast",
+    "are_deterministic_algorithms_enabled", "get_float32_matmul_precision", "get_num_interop_threads",
+    "get_num_threads", "inference_mode", "is_deterministic_algorithms_warn_only_enabled",
+    "is_inference_mode_enabled", "set_float32_matmul_precision", "set_num_interop_threads",
+    "set_num_threads", "use_deterministic_algorithms",
+]
+
+# Keep this block last: every torch 2.13 name that nothing above built becomes an attribute
+# that raises NotImplementedError with its reason (duograd/_inventory); built names are skipped.
+from ._inventory.stubs import install as _install_stubs  # noqa: E402
+_install_stubs()

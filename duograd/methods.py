@@ -18,6 +18,7 @@ import numpy as np
 from . import _tensor, autograd, elementwise as ew, hooks, indexing, inplace, linalg, ops, reductions
 from .shapes import DimError
 from ._tensor import Size, Tensor
+from .cuda import is_cuda_device, not_compiled  # torch's answers without a GPU (branch inventory)
 
 _OPERANDS = (Tensor, int, float, list, tuple, np.ndarray, np.generic)
 
@@ -291,12 +292,14 @@ class _Methods:
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a.dtype if dtype is None else dtype
-            elif isinstance(a, (str, _tensor.device)):
+            elif isinstance(a, (str, _tensor.device)) or (isinstance(a, int) and not isinstance(a, bool)):
                 device = a
             elif dtype is None:
                 dtype = a
             else:
                 raise TypeError(f"to: unexpected argument {a!r} (after dtype {dtype!r})")
+        if is_cuda_device(device):
+            raise not_compiled(device)
         _tensor._check_device(device)
         out = self if dtype is None else _cast(self, dtype)
         return ops.identity_p(out) if copy and out is self else out
@@ -304,6 +307,11 @@ class _Methods:
     def cpu(self) -> Tensor:
         """``self``: duograd's tensors live on the CPU."""
         return self
+
+    def cuda(self, device: Any = None, non_blocking: bool = False, memory_format: Any = None) -> Tensor:
+        """Raises torch's ``AssertionError`` (there is no CUDA device here), as torch
+        built without CUDA does (a ``RuntimeError`` for an int device index, as torch)."""
+        raise not_compiled(device)
 
     def detach(self) -> Tensor:
         """The same values (shared) with no history and no tangents."""
@@ -449,3 +457,17 @@ _bind_random()
 from .serialization import _tensor_deepcopy, _tensor_reduce_ex  # noqa: E402
 Tensor.__deepcopy__ = _tensor_deepcopy
 Tensor.__reduce_ex__ = _tensor_reduce_ex
+# branch inventory: what torch's CPU tensors answer about their device and layout
+# (duograd's tensors are dense NumPy arrays on the CPU)
+Tensor.is_cpu = property(lambda self: True, doc="True: the values live on the CPU.")
+for _name in ("is_cuda", "is_ipu", "is_maia", "is_meta", "is_mkldnn", "is_mps", "is_mtia", "is_nested",
+              "is_quantized", "is_sparse", "is_sparse_csr", "is_vulkan", "is_xla", "is_xpu"):
+    setattr(Tensor, _name, property(lambda self: False, doc="False: a dense tensor on the CPU, as torch's."))
+
+
+def _get_device(self: Tensor) -> int:
+    """-1, torch's answer for a tensor on the CPU."""
+    return -1
+
+
+Tensor.get_device = _get_device

@@ -34,6 +34,8 @@ from . import init  # noqa: E402
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
                          LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax,
                          Softmin, Softplus, Softsign)
+from . import parallel  # noqa: E402  (branch inventory: the data-parallel wrappers with one device)
+from .parallel import DataParallel  # noqa: E402
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
@@ -54,3 +56,4 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
            "TransformerDecoder", "Transformer",
            "init"]
+__all__ += ["DataParallel", "parallel"]  # branch inventory

@@ -24,6 +24,7 @@ from ..ops import linear_p
 from ..shapes import DimError, ShapeError
 from .._tensor import Tensor, _draw, tensor  # public names; not `from .. import` (a cycle)
 from ..random import as_rng
+from ..cuda import is_cuda_device, not_compiled  # torch's answers without a GPU (branch inventory)
 from . import functional as F
 from . import init
 from .. import _context as _ctx
@@ -316,6 +317,9 @@ class Module:
         >>> nn.LayerNorm(3).to(np.float32).weight.dtype
         dtype('float32')
         """
+        for a in args + ((kwargs["device"],) if "device" in kwargs else ()):
+            if is_cuda_device(a):
+                raise not_compiled(a)
         for a in args:
             if isinstance(a, str) or type(a).__name__ == "device":
                 if str(a) != "cpu":
@@ -325,6 +329,27 @@ class Module:
         if kwargs.get("device") not in (None, "cpu"):
             raise RuntimeError(f"{type(self).__name__}.to: only the cpu device exists")
         return self if dtype is None else self._cast(dtype)
+
+    def cpu(self) -> "Module":
+        """``self``: the parameters already live on the CPU (as torch's ``cpu()``, it
+        returns the module).
+
+        >>> from duograd import nn
+        >>> m = nn.Linear(2, 2)
+        >>> m.cpu() is m
+        True
+        """
+        return self
+
+    def cuda(self, device: Any = None) -> "Module":
+        """Raises torch's ``AssertionError``: there is no CUDA device here.
+
+        >>> from duograd import nn
+        >>> nn.Linear(2, 2).cuda()
+        Traceback (most recent call last):
+        AssertionError: Torch not compiled with CUDA enabled
+        """
+        raise not_compiled(device)
 
     def float(self) -> "Module":
         """``to(float32)``.

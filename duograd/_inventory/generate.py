@@ -1,0 +1,306 @@
+"""Read torch 2.13's public names from torch itself (needs torch; nothing else here does).
+
+``python -m duograd._inventory.generate``          prints what differs from the committed file
+``python -m duograd._inventory.generate --write``  rewrites ``torch_names.json``
+
+For each namespace of ``NAMESPACES`` the public names (no leading ``_``) of ``dir()`` are
+kept when they belong to torch: a submodule of that namespace, a class or function whose
+``__module__`` is torch's (typing helpers, NumPy and the standard library re-exported by a
+torch module are left out), a dtype, or a constant of the ``torch`` namespace itself
+(``pi``, ``strided``, ...). ``torch.Tensor`` keeps every public name of ``dir()``. Each name
+records its kind and, where torch states them, its parameters: from ``inspect.signature``
+for Python functions and classes; for torch's builtins from their ATen schemas (one list
+per overload, the keyword names the binding accepts), or, where there is none, from the
+first lines of the docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``). ``alias`` names the ``torch.*`` name that is the same
+object (``torch.nn.functional.conv2d`` is ``torch.conv2d``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import re
+import sys
+from typing import Any
+
+# The namespaces counted, in the order of the table. torch.Tensor is a class, the rest modules.
+NAMESPACES = [
+    "torch.Tensor", "torch", "torch.nn.functional", "torch.nn", "torch.nn.init", "torch.optim",
+    "torch.optim.lr_scheduler", "torch.utils.data", "torch.func", "torch.autograd",
+    "torch.autograd.graph", "torch.autograd.functional", "torch.autograd.forward_ad",
+    "torch.distributions", "torch.linalg", "torch.special", "torch.fft",
+    # imported at the top of programs, even when little of them is used
+    "torch.functional", "torch.onnx", "torch.nn.parallel", "torch.fx", "torch.jit",
+    "torch.distributed", "torch.cuda", "torch.backends", "torch.amp",
+]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PATH = os.path.join(HERE, "torch_names.json")
+
+_DOC_LINE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\((.*)$")
+
+
+def _balanced(rest: str) -> str | None:
+    """The text up to the parenthesis that closes the one just opened, or None."""
+    depth = 1
+    for i, ch in enumerate(rest):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(ch, 0)
+        if depth == 0:
+            tail = rest[i + 1:].strip()
+            return rest[:i] if tail == "" or tail.startswith("->") else None
+    return None
+
+
+def _from_torch(obj: Any) -> bool:
+    mod = getattr(obj, "__module__", None)
+    if mod is None:  # some builtins of torch._C carry no module
+        return inspect.isbuiltin(obj) or type(obj).__module__.startswith("torch")
+    return isinstance(mod, str) and mod.split(".")[0] == "torch"
+
+
+def _split_params(text: str) -> list[str]:
+    """``input, other, *, alpha=1, out=None`` -> ["input", "other", "*", "alpha", "out"]."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    out.append(cur)
+    names = []
+    for p in out:
+        p = p.strip()
+        if not p:
+            continue
+        p = p.split("=")[0].split(":")[0].strip()
+        if p in ("*", "/") or re.fullmatch(r"\*{0,2}[A-Za-z_][A-Za-z0-9_]*", p):
+            names.append(p)
+        else:
+            return []  # not a parameter list we can read
+    return names
+
+
+def _doc_signatures(name: str, obj: Any) -> list[list[str]]:
+    """Parameter lists from a builtin's docstring: each leading line ``name(...)``."""
+    doc = inspect.getdoc(obj) or ""
+    sigs: list[list[str]] = []
+    for line in doc.splitlines()[:12]:
+        m = _DOC_LINE.match(line)
+        inner = _balanced(m.group(2)) if m else None
+        if m and inner is not None and m.group(1).split(".")[-1] == name:
+            params = _split_params(inner)
+            if params and params[0] == "self":
+                params = params[1:]
+            if params or inner.strip() == "":
+                if params not in sigs:
+                    sigs.append(params)
+    return sigs
+
+
+# the ATen name of a builtin: torch.linalg.norm is aten::linalg_norm, ...
+_ATEN_PREFIX = {"torch": "", "torch.Tensor": "", "torch.nn.functional": "", "torch.functional": "",
+                "torch.linalg": "linalg_", "torch.special": "special_", "torch.fft": "fft_"}
+
+
+def _schema_signatures(name: str, torch: Any, method: bool) -> list[list[str]]:
+    """Parameter lists from the ATen schemas of ``name`` (``aten::add.Tensor(Tensor self, Tensor
+    other, *, Scalar alpha=1)``), the names torch's Python binding accepts by keyword: ``self``
+    is ``input`` for a ``torch.*`` function and is left out for a method; an out-variant's
+    written tensors are the one ``out=``. Overloads on plain numbers, lists and strings only
+    (TorchScript's) are left out."""
+    sigs: list[list[str]] = []
+    schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+    if any("Scalar" not in sch.overload_name for sch in schemas):
+        # the Scalar overloads are TorchScript's; Python wraps a number as a tensor
+        schemas = [sch for sch in schemas if "Scalar" not in sch.overload_name]
+    for sch in schemas:
+        args = list(sch.arguments)
+        if not any("Tensor" in str(a.type) or a.name in ("dtype", "size") for a in args):
+            continue
+        if method and any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in args):
+            continue  # a method takes no out=
+        pos, kw = [], []
+        for a in args:
+            writes = a.kwarg_only and a.alias_info is not None and a.alias_info.is_write
+            n = "out" if writes else a.name
+            if a.name == "self" and not a.kwarg_only:
+                if method:
+                    continue
+                n = "input"
+            target = kw if a.kwarg_only else pos
+            if n not in target:
+                target.append(n)
+        params = pos + (["*"] + kw if kw else [])
+        if params not in sigs:
+            sigs.append(params)
+    return sigs
+
+
+def _py_signature(obj: Any, drop_self: bool) -> list[str] | None:
+    try:
+        sig = inspect.signature(obj)
+    except (TypeError, ValueError):
+        return None
+    names: list[str] = []
+    star = False
+    for p in sig.parameters.values():
+        if p.kind is p.VAR_POSITIONAL:
+            names.append("*" + p.name)
+            star = True
+        elif p.kind is p.VAR_KEYWORD:
+            names.append("**" + p.name)
+        elif p.kind is p.KEYWORD_ONLY:
+            if not star:
+                names.append("*")
+                star = True
+            names.append(p.name)
+        elif p.kind is p.POSITIONAL_ONLY:
+            names.append(p.name)
+            if p is list(sig.parameters.values())[-1] or \
+                    list(sig.parameters.values())[list(sig.parameters).index(p.name) + 1].kind \
+                    is not p.POSITIONAL_ONLY:
+                names.append("/")
+        else:
+            names.append(p.name)
+    if drop_self and names and names[0] == "self":
+        names = names[1:]
+    return names
+
+
+def _fill(entry: dict, name: str, obj: Any, sig: list[str] | None, torch: Any, method: bool,
+          namespace: str) -> None:
+    """The parameters of a function or method: its Python signature, else the ATen schemas
+    of a builtin, else the builtin's docstring."""
+    if sig is not None:
+        entry["signatures"], entry["from"] = [sig], "inspect"
+        return
+    prefix = _ATEN_PREFIX.get(namespace)
+    sigs = _schema_signatures(prefix + name, torch, method) if prefix is not None else []
+    if sigs:
+        entry["signatures"], entry["from"] = sigs, "schema"
+    else:
+        entry["signatures"], entry["from"] = _doc_signatures(name, obj), "doc"
+
+
+def describe(name: str, obj: Any, namespace: str, torch: Any) -> dict | None:
+    """The inventory entry of ``namespace.name``, or None when it is not torch's own."""
+    entry: dict[str, Any]
+    if namespace == "torch.Tensor":
+        raw = inspect.getattr_static(torch.Tensor, name)
+        if callable(obj) and not isinstance(raw, (property,)) and type(raw).__name__ != "getset_descriptor":
+            entry = {"kind": "method"}
+            sig = _py_signature(obj, drop_self=True) if inspect.isfunction(obj) else None
+            _fill(entry, name, obj, sig, torch, method=True, namespace=namespace)
+        else:
+            entry = {"kind": "attribute"}
+        return entry
+    if inspect.ismodule(obj):
+        if not obj.__name__.startswith(namespace + "."):
+            return None
+        return {"kind": "module"}
+    if isinstance(obj, torch.dtype):
+        return {"kind": "dtype"}
+    if inspect.isclass(obj):
+        mod = getattr(obj, "__module__", "") or ""
+        if not _from_torch(obj) or (namespace != "torch" and not mod.startswith(namespace)
+                                    and name not in getattr(_module(namespace), "__all__", ())):
+            return None
+        entry = {"kind": "class"}
+        if isinstance(obj, type) and issubclass(obj, torch.nn.Module):
+            entry["nn_module"] = True
+        sig = _py_signature(obj, drop_self=True) if "__init__" in vars(obj) or \
+            any("__init__" in vars(k) for k in obj.__mro__[1:-1]) else None
+        if sig is not None and namespace != "torch":
+            entry["signatures"] = [sig]
+            entry["from"] = "inspect"
+        return entry
+    if callable(obj):
+        if not _from_torch(obj):
+            return None
+        entry = {"kind": "function"}
+        sig = _py_signature(obj, drop_self=False) if inspect.isfunction(obj) else None
+        _fill(entry, name, obj, sig, torch, method=False, namespace=namespace)
+        for alias_of in ("torch",):
+            if namespace != alias_of and getattr(torch, name, None) is obj:
+                entry["alias"] = f"torch.{name}"
+        return entry
+    if namespace == "torch" and (type(obj).__module__.split(".")[0] == "torch"
+                                 or isinstance(obj, (bool, int, float, str, tuple, type(None)))):
+        return {"kind": "value"}
+    return None
+
+
+def _module(namespace: str) -> Any:
+    if namespace == "torch.Tensor":
+        import torch
+        return torch.Tensor
+    return importlib.import_module(namespace)
+
+
+def generate() -> dict:
+    """The inventory as a dict (namespace -> name -> entry), read from the installed torch."""
+    import warnings
+
+    import torch
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        namespaces: dict[str, dict[str, Any]] = {}
+        for ns in NAMESPACES:
+            mod = _module(ns)
+            names: dict[str, Any] = {}
+            for n in sorted(dir(mod)):
+                if n.startswith("_"):
+                    continue
+                try:
+                    obj = getattr(mod, n)
+                except Exception:  # a lazily loaded attribute that fails on this build
+                    continue
+                entry = describe(n, obj, ns, torch)
+                if entry is not None:
+                    names[n] = entry
+            namespaces[ns] = names
+    return {"torch_version": torch.__version__.split("+")[0], "namespaces": namespaces}
+
+
+def dumps(inv: dict) -> str:
+    """The committed text: one name per line, so a change reads as a short diff."""
+    lines = ["{", f'  "torch_version": {json.dumps(inv["torch_version"])},', '  "namespaces": {']
+    nss = list(inv["namespaces"].items())
+    for i, (ns, names) in enumerate(nss):
+        lines.append(f"    {json.dumps(ns)}: {{")
+        items = list(names.items())
+        for j, (n, e) in enumerate(items):
+            lines.append(f"      {json.dumps(n)}: {json.dumps(e, sort_keys=True)}"
+                         + ("," if j < len(items) - 1 else ""))
+        lines.append("    }" + ("," if i < len(nss) - 1 else ""))
+    lines += ["  }", "}", ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    text = dumps(generate())
+    if "--write" in argv:
+        with open(PATH, "w") as f:
+            f.write(text)
+        print(f"wrote {PATH}")
+        return 0
+    with open(PATH) as f:
+        old = f.read()
+    if old == text:
+        print("torch_names.json is up to date")
+        return 0
+    import difflib
+    sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
+                                               "committed", "torch", n=0))
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
