@@ -31,6 +31,7 @@ from . import utils  # noqa: E402  (it refers to the modules above)
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Hardtanh,  # noqa: E402
                          LeakyReLU, LogSigmoid, LogSoftmax, Mish, PReLU, ReLU6, SiLU, Softmax,
                          Softmin, Softplus, Softsign)
+from .rnn import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase)  # noqa: E402
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
@@ -46,4 +47,6 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "PReLU", "Softmax", "LogSoftmax",
            "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxUnpool1d",
            "MaxUnpool2d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold"]
+           "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold",
+           # recurrent layers (branch rnn)
+           "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
