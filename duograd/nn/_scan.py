@@ -136,45 +136,51 @@ def _lstm_fwd(xp: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray, 
               proj: bool, masked: bool) -> np.ndarray:
     T, B, G = xp.shape
     H, P = c0.shape[-1], h0.shape[-1]
-    out = np.empty((T, B, P + 5 * H), dtype=xp.dtype)
+    dt = xp.dtype
+    out = np.empty((T, B, P + 5 * H), dtype=dt)
     w_hrT = rest[0].T if proj else None
     mask = rest[-1] if masked else None
+    # the four activations in one tanh over (B, 4H): sigmoid(x) = 0.5 tanh(0.5 x) + 0.5 (the
+    # formula of ops.sigmoid_p, bit for bit) on i, f, o; tanh(x) = 1 tanh(1 x) + 0 on g
+    scale = np.full(G, 0.5, dtype=dt)
+    scale[2 * H:3 * H] = 1
+    shift = 0.5 * (scale != 1).astype(dt)
+    pre = np.empty((B, G), dtype=dt)
     h, c, wT = h0, c0, w_hh.T
     for t in range(T):
-        pre = xp[t] + h @ wT
-        gates = out[t, :, P + H:]
-        gates[:, :2 * H] = _sigmoid(pre[:, :2 * H])
-        gates[:, 2 * H:3 * H] = np.tanh(pre[:, 2 * H:3 * H])
-        gates[:, 3 * H:] = _sigmoid(pre[:, 3 * H:])
-        i, f, gg, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
-        c_new = f * c + i * gg
-        h_new = o * np.tanh(c_new)
+        np.matmul(h, wT, out=pre)
+        pre += xp[t]
+        pre *= scale
+        np.tanh(pre, out=pre)
+        pre *= scale
+        pre += shift
+        row = out[t]
+        row[:, P + H:] = pre
+        i, f, gg, o = pre[:, :H], pre[:, H:2 * H], pre[:, 2 * H:3 * H], pre[:, 3 * H:]
+        c_new = f * c
+        c_new += i * gg
+        h_new = np.tanh(c_new)
+        h_new *= o
         if proj:
             h_new = h_new @ w_hrT
         if masked:
             c_new, h_new = np.where(mask[t], c_new, c), np.where(mask[t], h_new, h)
-        out[t, :, :P] = h_new
-        out[t, :, P:P + H] = c_new
+        row[:, :P] = h_new
+        row[:, P:P + H] = c_new
         h, c = h_new, c_new
     return out
 
 
 def _lstm_grads(g: Tensor, out: Tensor, xp: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor,
                 *rest: Tensor, proj: bool, masked: bool) -> list:
+    # Step by step, on views of one step's row: every temporary is one step's size and stays
+    # in cache (whole-sequence temporaries cost more in memory traffic than they save in calls).
     H, P = c0.shape[-1], h0.shape[-1]
     w_hr = rest[0] if proj else None
-    cs = out[:, :, P:P + H]
-    gates = out[:, :, P + H:]
-    i, f, gg, o = (gates[:, :, k * H:(k + 1) * H] for k in range(4))
-    tc = cs.tanh()
-    # d(activated gates)/d(pre-activations): sigmoid' = s (1 - s), tanh' = 1 - t^2
-    d_act = _cat([i * (1 - i), f * (1 - f), 1 - gg * gg, o * (1 - o)])
-    # the cotangent of the pre-activations is [dc, dc, dc, dhh] times these, at each step
-    # (dc: of c_t; dhh: of o * tanh(c_t), before the projection)
-    w4 = _cat([gg, _prev(c0, cs), i, tc]) * d_act
-    k = o * (1 - tc * tc)
-    g_h, g_c = g[:, :, :P], g[:, :, P:P + H]
-    g_pre = g[:, :, P + H:] * d_act  # the gate columns' own cotangents
+    # d(activated gates)/d(pre-activations): sigmoid' = s (1 - s), tanh' = 1 - t^2 = (1 - t)(1 + t),
+    # so all four at once are (1 - a) (a + e), e = 1 on the g gate's columns and 0 elsewhere
+    e = np.zeros(4 * H, dtype=out.dtype)
+    e[2 * H:3 * H] = 1
     if masked:
         m = rest[-1]
         keep = 1 - m
@@ -184,19 +190,26 @@ def _lstm_grads(g: Tensor, out: Tensor, xp: Tensor, h0: Tensor, c0: Tensor, w_hh
     dh: Any = None
     dc: Any = None
     for t in range(T - 1, -1, -1):
-        dh = g_h[t] if dh is None else dh + g_h[t]
-        dc = g_c[t] if dc is None else dc + g_c[t]
+        row, g_row = out[t], g[t]
+        gates = row[:, P + H:]
+        i, f, gg, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
+        tc = row[:, P:P + H].tanh()
+        c_prev = out[t - 1, :, P:P + H] if t else c0
+        g_h, g_c = g_row[:, :P], g_row[:, P:P + H]
+        dh = g_h if dh is None else dh + g_h
+        dc = g_c if dc is None else dc + g_c
         if masked:
             mt, kt = m[t], keep[t]
             carry_h, carry_c = dh * kt, dc * kt
             dh, dc = dh * mt, dc * mt
         dhs[t] = dh
-        dhh = dh @ w_hr if proj else dh
-        dc = dc + dhh * k[t]
-        dpre = _cat([dc, dc, dc, dhh]) * w4[t] + g_pre[t]
+        dhh = dh @ w_hr if proj else dh          # of o * tanh(c_t), before the projection
+        dc = dc + dhh * o * (1 - tc * tc)
+        d_act = (1 - gates) * (gates + e)
+        dpre = (_cat([dc * gg, dc * c_prev, dc * i, dhh * tc]) + g_row[:, P + H:]) * d_act
         dpres[t] = dpre
         dh = dpre @ w_hh
-        dc = dc * f[t]
+        dc = dc * f
         if masked:
             dh, dc = dh + carry_h, dc + carry_c
     dxp = _cat([reshape_p(d, shape=(1,) + d.shape) for d in dpres], axis=0)
@@ -204,7 +217,8 @@ def _lstm_grads(g: Tensor, out: Tensor, xp: Tensor, h0: Tensor, c0: Tensor, w_hh
     grads = [dxp, dh, dc, dw_hh]
     if proj:
         dh_all = _cat([reshape_p(d, shape=(1,) + d.shape) for d in dhs], axis=0)
-        grads.append(_t2(_flat(dh_all)) @ _flat(o * tc))
+        cs, o_all = out[:, :, P:P + H], out[:, :, P + 4 * H:]
+        grads.append(_t2(_flat(dh_all)) @ _flat(o_all * cs.tanh()))
     grads.append(None)
     return grads
 
