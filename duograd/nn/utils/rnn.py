@@ -99,8 +99,8 @@ class PackedSequence(_Fields):
 
         >>> import duograd as dg
         >>> from duograd.nn.utils import rnn
-        >>> rnn.pack_sequence([dg.ones(2)]).to(dg.float32).data.dtype
-        float32
+        >>> rnn.pack_sequence([dg.ones(2)]).to(dg.float32).data.dtype == dg.float32
+        True
         """
         data = self.data.to(*args, **kwargs)
         return self if data is self.data else type(self)(data, self.batch_sizes,
