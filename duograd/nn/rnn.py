@@ -369,7 +369,8 @@ class RNNBase(Module):
             raise RuntimeError(f"{layer}: input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {x.shape[-1]}")
         if x.shape[0] == 0:
-            raise RuntimeError(f"{layer}: the input has no time steps (shape {x.shape})")
+            raise RuntimeError(f"{layer}: Expected sequence length to be larger than 0 in RNN (input "
+                               f"of shape {x.shape})")
         T, B = x.shape[0], x.shape[1]
         states = self._states(hx, B, x.dtype, unbatched, order)
         D = 2 if self.bidirectional else 1

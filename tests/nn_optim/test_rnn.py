@@ -274,3 +274,31 @@ def test_bad_arguments_raise_as_torch(torch):
         tl(torch.zeros(4, 2, 2, dtype=torch.float64), (torch.zeros(1, 3, 3, dtype=torch.float64),) * 2)
     with pytest.raises(RuntimeError, match="hidden size"):
         lstm(dg.zeros((4, 2, 2)), (dg.zeros((1, 3, 3)), dg.zeros((1, 3, 3))))
+
+
+def test_a_compiled_step_replays_the_eager_one_bit_for_bit():
+    lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True, proj_size=2, rng=0)
+
+    def step(x):
+        lstm.zero_grad()
+        out, (h, c) = lstm(x)
+        loss = (out * out).sum() + h.sum() + c.sum()
+        loss.backward()
+        return loss
+
+    compiled = dg.compile(step)
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        x = dg.tensor(rng.standard_normal((5, 2, 3)))
+        loss = compiled(x).item()
+        grads = [p.grad.numpy().copy() for p in lstm.parameters()]
+        assert step(x).item() == loss
+        for g, p in zip(grads, lstm.parameters()):
+            np.testing.assert_array_equal(g, p.grad.numpy())
+
+
+def test_forward_mode_through_a_layer_raises_clearly():
+    lstm = nn.LSTM(2, 3, rng=0)
+    x = dg.ones((4, 1, 2))
+    with pytest.raises(NotImplementedError, match="lstm_scan"):
+        dg.func.jvp(lambda x: lstm(x)[0], (x,), (x,))
