@@ -16,10 +16,10 @@ the states are carried over unchanged, so the last row holds each sequence's fin
 
 The VJP is written in Tensor algebra, so that a backward pass recorded with
 ``create_graph=True`` can be differentiated again (second order, ``dg.gradgradcheck``).
-Its loop over time steps runs a handful of primitive calls per step; everything that does
-not depend on the recursion (the gates' derivatives, the cotangents of the gate columns)
-is computed for the whole sequence before the loop, and the weight gradients are one
-matmul over all steps after it.
+Its loop over time steps runs a couple of dozen primitive calls per step, on one step's
+rows (temporaries of one step's size stay in cache); the weight gradients are one matmul
+over all steps after it. The cotangents of the saved gate columns are part of the rule:
+a second-order pass sends cotangents into them.
 
 NOTE: one node's rules are called one input at a time, but back-propagation through time
 yields every input's cotangent at once, so the first rule called for a node computes them
