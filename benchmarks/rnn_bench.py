@@ -48,7 +48,8 @@ def _median_times(steps: list, repeats: int, clock: Any = time.perf_counter) -> 
 
 
 def measure(repeats: int = 5) -> dict:
-    """Seconds per forward+backward step for duograd (eager) and torch, float64, one
+    """Seconds per forward+backward step for duograd (eager, and ``dg.compile``'s replay of
+    the same step) and torch, float64, one
     thread, and their ratio (duograd / torch): wall-clock (``*_s``) and CPU time of the
     process (``*_cpu_s``), each the median over ``repeats``.
 
@@ -81,16 +82,20 @@ def measure(repeats: int = 5) -> dict:
                 out, _ = dl(dx)
                 out.sum().backward()
 
-            t_torch, t_dg = _median_times([torch_step, dg_step], repeats)
+            compiled = dg.compile(dg_step)
+            t_torch, t_dg, t_comp = _median_times([torch_step, dg_step, compiled], repeats)
             # CPU seconds of the process too: on a machine shared with other work they
             # count this step's work, not the time spent waiting for a core
-            c_torch, c_dg = _median_times([torch_step, dg_step], repeats, time.process_time)
+            c_torch, c_dg, c_comp = _median_times([torch_step, dg_step, compiled], repeats,
+                                                  time.process_time)
     finally:
         torch.set_num_threads(before)
     return {"config": dict(SIZES, dtype="float64", threads=1), "repeats": repeats,
             "torch_s": t_torch, "duograd_eager_s": t_dg, "ratio_eager_vs_torch": t_dg / t_torch,
+            "duograd_compiled_s": t_comp, "ratio_compiled_vs_torch": t_comp / t_torch,
             "torch_cpu_s": c_torch, "duograd_eager_cpu_s": c_dg,
-            "ratio_eager_vs_torch_cpu": c_dg / c_torch}
+            "ratio_eager_vs_torch_cpu": c_dg / c_torch, "duograd_compiled_cpu_s": c_comp,
+            "ratio_compiled_vs_torch_cpu": c_comp / c_torch}
 
 
 if __name__ == "__main__":
