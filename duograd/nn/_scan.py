@@ -237,15 +237,24 @@ def _gru_fwd(xp: np.ndarray, h0: np.ndarray, w_hh: np.ndarray, *rest: np.ndarray
     b_hh = rest[0] if bias else None
     mask = rest[-1] if masked else None
     h, wT = h0, w_hh.T
+    half = xp.dtype.type(0.5)
     for t in range(T):
         hp = h @ wT
         if bias:
-            hp = hp + b_hh
+            hp += b_hh
         x = xp[t]
-        r = _sigmoid(x[:, :H] + hp[:, :H])
-        z = _sigmoid(x[:, H:2 * H] + hp[:, H:2 * H])
-        n = np.tanh(x[:, 2 * H:] + r * hp[:, 2 * H:])
-        new = (1 - z) * n + z * h
+        rz = x[:, :2 * H] + hp[:, :2 * H]      # r and z in one sigmoid (ops.sigmoid_p's formula)
+        rz *= half
+        np.tanh(rz, out=rz)
+        rz *= half
+        rz += half
+        r, z = rz[:, :H], rz[:, H:]
+        n = r * hp[:, 2 * H:]
+        n += x[:, 2 * H:]
+        np.tanh(n, out=n)
+        new = h - n                              # (1 - z) n + z h
+        new *= z
+        new += n
         if masked:
             new = np.where(mask[t], new, h)
         row = out[t]
@@ -257,12 +266,8 @@ def _gru_fwd(xp: np.ndarray, h0: np.ndarray, w_hh: np.ndarray, *rest: np.ndarray
 
 def _gru_grads(g: Tensor, out: Tensor, xp: Tensor, h0: Tensor, w_hh: Tensor, *rest: Tensor,
                bias: bool, masked: bool) -> list:
+    # step by step on one step's rows, as _lstm_grads
     H = h0.shape[-1]
-    hs, r, z, n, hpn = (out[:, :, k * H:(k + 1) * H] for k in range(5))
-    h_prev = _prev(h0, hs)
-    one_z, dz_dh, dn_act = 1 - z, h_prev - n, 1 - n * n
-    dr_act, dz_act = r * (1 - r), z * (1 - z)
-    g_h, g_r, g_z, g_n, g_hpn = (g[:, :, k * H:(k + 1) * H] for k in range(5))
     if masked:
         m = rest[-1]
         keep = 1 - m
@@ -271,21 +276,25 @@ def _gru_grads(g: Tensor, out: Tensor, xp: Tensor, h0: Tensor, w_hh: Tensor, *re
     dhps: list[Any] = [None] * T
     dh: Any = None
     for t in range(T - 1, -1, -1):
-        dh = g_h[t] if dh is None else dh + g_h[t]
+        row, g_row = out[t], g[t]
+        r, z, n, hpn = (row[:, k * H:(k + 1) * H] for k in range(1, 5))
+        g_h, g_r, g_z, g_n, g_hpn = (g_row[:, k * H:(k + 1) * H] for k in range(5))
+        h_prev = out[t - 1, :, :H] if t else h0
+        dh = g_h if dh is None else dh + g_h
         if masked:
             carry, dh = dh * keep[t], dh * m[t]
-        dpn = (dh * one_z[t] + g_n[t]) * dn_act[t]
-        dpr = (dpn * hpn[t] + g_r[t]) * dr_act[t]
-        dpz = (dh * dz_dh[t] + g_z[t]) * dz_act[t]
-        dhp = _cat([dpr, dpz, dpn * r[t] + g_hpn[t]])
+        dpn = (dh * (1 - z) + g_n) * (1 - n * n)
+        dpr = (dpn * hpn + g_r) * (r * (1 - r))
+        dpz = (dh * (h_prev - n) + g_z) * (z * (1 - z))
+        dhp = _cat([dpr, dpz, dpn * r + g_hpn])
         dxps[t] = _cat([dpr, dpz, dpn])
         dhps[t] = dhp
-        dh = dhp @ w_hh + dh * z[t]
+        dh = dhp @ w_hh + dh * z
         if masked:
             dh = dh + carry
     stack = lambda ds: _cat([reshape_p(d, shape=(1,) + d.shape) for d in ds], axis=0)  # noqa: E731
     dhp_all = _flat(stack(dhps))
-    grads = [stack(dxps), dh, _t2(dhp_all) @ _flat(h_prev)]
+    grads = [stack(dxps), dh, _t2(dhp_all) @ _flat(_prev(h0, out[:, :, :H]))]
     if bias:
         grads.append(dhp_all.sum(0))
     grads.append(None)

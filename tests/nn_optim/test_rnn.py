@@ -16,7 +16,7 @@ import pytest
 import duograd as dg
 from duograd import nn
 
-pytestmark = pytest.mark.oracle
+pytestmark = [pytest.mark.oracle, pytest.mark.filterwarnings("ignore:LSTM with projections")]
 
 T, B, IN, H = 4, 3, 3, 5
 
