@@ -36,6 +36,7 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardsigmoid, Hardswish, Har
                          Softmin, Softplus, Softsign)
 from . import parallel  # noqa: E402  (branch inventory: the data-parallel wrappers with one device)
 from .parallel import DataParallel  # noqa: E402
+from .rnn import (GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase)  # noqa: E402
 
 __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "Dropout",
            "MSELoss", "CrossEntropyLoss", "Conv2d", "MaxPool2d", "AvgPool2d", "Flatten",
@@ -55,5 +56,7 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            # transformer branch
            "TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
            "TransformerDecoder", "Transformer",
-           "init"]
+           "init",
+           # recurrent layers (branch rnn)
+           "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 __all__ += ["DataParallel", "parallel"]  # branch inventory

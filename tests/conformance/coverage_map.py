@@ -153,3 +153,25 @@ COVERED_BY: dict[str, str] = {
 # Public names that torch also has and that have no row yet. Empty when the table is complete.
 KNOWN_MISSING: frozenset[str] = frozenset({
 })
+
+# recurrent layers and nn.utils.rnn (branch rnn): compared with torch in these tests
+_RNN_TESTS = "tests/nn_optim/test_rnn.py::"
+_RNN_UTILS = "tests/nn_optim/test_rnn_utils.py::"
+COVERED_BY.update({
+    "nn.RNN": _RNN_TESTS + "test_layer_matches_torch_in_float64",
+    "nn.LSTM": _RNN_TESTS + "test_layer_matches_torch_in_float64",
+    "nn.GRU": _RNN_TESTS + "test_layer_matches_torch_in_float64",
+    "nn.RNNBase": _RNN_TESTS + "test_layer_matches_torch_in_float64",
+    "nn.RNNCell": _RNN_TESTS + "test_cell_matches_torch",
+    "nn.LSTMCell": _RNN_TESTS + "test_cell_matches_torch",
+    "nn.GRUCell": _RNN_TESTS + "test_cell_matches_torch",
+    "nn.RNNCellBase": _RNN_TESTS + "test_cell_matches_torch",
+    "nn.utils.rnn.pad_sequence": _RNN_UTILS + "test_pad_sequence_and_its_gradient_match_torch",
+    "nn.utils.rnn.pack_padded_sequence": _RNN_UTILS + "test_pack_padded_then_pad_packed_match_torch",
+    "nn.utils.rnn.pad_packed_sequence": _RNN_UTILS + "test_pack_padded_then_pad_packed_match_torch",
+    "nn.utils.rnn.PackedSequence": _RNN_UTILS + "test_pack_padded_then_pad_packed_match_torch",
+    "nn.utils.rnn.pack_sequence": _RNN_UTILS + "test_pack_sequence_unpack_and_unpad_match_torch",
+    "nn.utils.rnn.unpack_sequence": _RNN_UTILS + "test_pack_sequence_unpack_and_unpad_match_torch",
+    "nn.utils.rnn.unpad_sequence": _RNN_UTILS + "test_pack_sequence_unpack_and_unpad_match_torch",
+    "nn.utils.rnn.invert_permutation": _RNN_UTILS + "test_pack_padded_then_pad_packed_match_torch",
+})

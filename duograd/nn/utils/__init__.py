@@ -27,9 +27,9 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple
 
 import numpy as np
 
-from ..autograd import host
-from .._tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
-from .modules import Module
+from ...autograd import host
+from ..._tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
+from ..modules import Module
 
 __all__ = ["clip_grad_norm_", "load_torch_state_dict", "torch_state_dict", "TORCH_LAYOUTS",
            "TorchLayout"]
@@ -216,3 +216,8 @@ def load_torch_state_dict(module: Module, state_dict: Mapping[str, Any]) -> None
         raise ValueError(f"load_torch_state_dict into {type(module).__name__}: "
                          + "; ".join(problems) + " (nothing was loaded)")
     module.load_state_dict(converted)
+
+
+from . import rnn  # noqa: E402  (torch.nn.utils.rnn: padding and packing sequences)
+
+__all__ += ["rnn"]
