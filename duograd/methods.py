@@ -474,7 +474,7 @@ class _TorchMethods:
     def addbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
         return _api.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
     def mm(self, mat2) -> Tensor: return linalg.mm(self, mat2)
-    def bmm(self, batch2) -> Tensor: return linalg.bmm(self, batch2)
+    def bmm(self, mat2) -> Tensor: return linalg.bmm(self, mat2)
     def matmul(self, other) -> Tensor: return _api.matmul(self, other)
     def ger(self, vec2) -> Tensor: return linalg.outer(self, vec2)
     def inner(self, other) -> Tensor: return _api.inner(self, other)
@@ -566,6 +566,37 @@ class _TorchMethods:
         """The values as a NumPy array (shared); ``force=True`` detaches first, as torch's."""
         return _numpy_of(self.detach() if force else self)
 
+
+def _sized(fn: Any, key: str) -> Any:
+    """A varargs-of-sizes method that also takes its sizes by torch's keyword (``shape=``, ...)."""
+    def method(self, *sizes, **kw):
+        if key in kw:
+            if sizes:
+                raise TypeError(f"{fn.__name__}(): got {key} both by position and by keyword")
+            sizes = (kw.pop(key),)
+        return fn(self, *sizes, **kw)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name, _key in [("permute", "dims"), ("reshape", "shape"), ("view", "size"), ("expand", "size"),
+                    ("repeat", "repeats"), ("tile", "dims"), ("new_zeros", "size"),
+                    ("new_ones", "size"), ("new_empty", "size"), ("sum_to_size", "size")]:
+    _own = vars(_TorchMethods)
+    setattr(_TorchMethods, _name, _sized(_own[_name] if _name in _own else getattr(Tensor, _name), _key))
+
+
+def _where(self, condition, y=None, **kw) -> Tensor:
+    return indexing.where(condition, self, kw.pop("other") if "other" in kw else y)
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None, **kw) -> Tensor:
+    """Fill with uniform samples from [from, to) (torch's keywords ``from``/``to``; ``a``/``b``)."""
+    return inplace.uniform_(self, kw.pop("from", a), kw.pop("to", b), generator=generator)
+
+
+_TorchMethods.where, _TorchMethods.uniform_ = _where, _uniform_
 
 for _name, _fn in vars(_TorchMethods).items():
     if _name not in _CLASS_ONLY:
