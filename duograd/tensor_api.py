@@ -141,7 +141,9 @@ def div(input: Any, other: Any, *, rounding_mode: str | None = None, out: Any = 
     if rounding_mode is None:
         res = ops.div_p(input, other)
     elif rounding_mode == "floor":
-        res = ew.floor_divide(input, other)
+        dt = _tensor.result_type(input, other)
+        # floats: floor of the quotient, torch's zero gradient; integers: exact integer division
+        res = ew.floor_divide(input, other) if dt.kind in "iub" else ew.floor_p(ops.div_p(input, other))
     elif rounding_mode == "trunc":
         x, y = _lift_all("div", (input, other))
         dt = _tensor.result_type(input, other)
@@ -198,7 +200,7 @@ def positive(input: Any) -> Tensor:  # noqa: A002
     """
     x = _t(input, "positive")
     if x.dtype == np.bool_:
-        raise TypeError("positive: The `+` operator, on a bool tensor is not supported.")
+        raise RuntimeError("positive: The `+` operator, on a bool tensor is not supported.")
     return x
 
 
@@ -309,14 +311,20 @@ def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A002
     return ops.clip(_t(input, "clamp_max"), None, max)
 
 
-def _fmax_rule(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
-    # NOTE: at a tie both inputs get the whole gradient, as torch's fmax/fmin.
-    return ops.where_p(ew.logical_or_p(ops.equal_p(x, out), ew.isnan_p(y)), g, 0.0)
+def _first_wins(cmp: Primitive) -> Any:
+    """Where fmax/fmin's result is its first input: ``cmp(x, y)`` (ties included) or y NaN."""
+    def wins(x: Tensor, y: Tensor) -> Tensor:
+        return ew.logical_or_p(cmp(x, y), ew.isnan_p(y))
+    return wins
 
 
-fmax_p = Primitive("fmax", np.fmax, vjp=(_fmax_rule, lambda g, out, x, y: _fmax_rule(g, out, y, x)),
+# NOTE: at a tie the whole gradient goes to the first input, as torch's fmax/fmin.
+_fmax_x, _fmin_x = _first_wins(ops.greater_equal_p), _first_wins(ops.less_equal_p)
+fmax_p = Primitive("fmax", np.fmax, vjp=(lambda g, out, x, y: ops.where_p(_fmax_x(x, y), g, 0.0),
+                                         lambda g, out, x, y: ops.where_p(_fmax_x(x, y), 0.0, g)),
                    jvp=ELEMENTWISE)
-fmin_p = Primitive("fmin", np.fmin, vjp=(_fmax_rule, lambda g, out, x, y: _fmax_rule(g, out, y, x)),
+fmin_p = Primitive("fmin", np.fmin, vjp=(lambda g, out, x, y: ops.where_p(_fmin_x(x, y), g, 0.0),
+                                         lambda g, out, x, y: ops.where_p(_fmin_x(x, y), 0.0, g)),
                    jvp=ELEMENTWISE)
 
 
@@ -352,7 +360,7 @@ def xlogy(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
     x, y = _float_of(x), _float_of(y)
     zero = ops.equal_p(x, 0.0)
     safe = ops.where_p(zero, 1.0, y)  # so the unused branch's log(0) sends no NaN back
-    res = ops.where_p(zero, ops.where_p(ew.isnan_p(y), np.nan, 0.0), x * ops.log_p(safe))
+    res = ops.where_p(zero, ops.where_p(ew.isnan_p(y), y, 0.0), x * ops.log_p(safe))
     return _out(res, out, "xlogy")
 
 
@@ -857,7 +865,7 @@ def diff(input: Any, n: int = 1, dim: int = -1, prepend: Any = None, append: Any
         if m == 0:
             break
         hi, lo = narrow(x, d, 1, m - 1), narrow(x, d, 0, m - 1)
-        x = ops.logical_xor_p(hi, lo) if x.dtype == np.bool_ else hi - lo
+        x = ew.logical_xor_p(hi, lo) if x.dtype == np.bool_ else hi - lo
     return x
 
 
@@ -922,8 +930,9 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
 
 
 bincount_p = ops._selector("bincount", lambda x, minlength: np.bincount(x, minlength=minlength))
+# the weights' dtype for both operands (a primitive promotes them); the counts read back as ints
 bincount_w_p = ops._selector("bincount_weighted", lambda x, w, minlength: np.bincount(
-    x, weights=w, minlength=minlength).astype(w.dtype if w.dtype.kind == "f" else np.float64))
+    x.astype(np.int64), weights=w, minlength=minlength).astype(w.dtype))
 
 
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
@@ -935,7 +944,9 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # 
     array([1, 0, 2])
     """
     x = _t(input, "bincount")
-    if x.ndim != 1 or x.dtype.kind not in "iu":
+    if x.dtype.kind not in "iu":
+        raise NotImplementedError(f"bincount: not implemented for {x.dtype} (integer inputs only)")
+    if x.ndim != 1:
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape "
                            f"{x.shape}, {x.dtype})")
     if x._data.size and x._data.min() < 0:
@@ -948,7 +959,8 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # 
     if w.shape != x.shape:
         raise RuntimeError(f"weights should be 1-d and have the same length as input (got "
                            f"{w.shape} for input {x.shape})")
-    return bincount_w_p(x, ops.detach_p(w), minlength=_int(minlength))
+    w = ops.detach_p(w if w.dtype.kind == "f" else ops.astype(w, np.float64))
+    return bincount_w_p(ops.astype(x, w.dtype), w, minlength=_int(minlength))
 
 
 def _histc(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
@@ -975,7 +987,7 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0, *, out: A
     """
     x = _t(input, "histc")
     if x.dtype.kind != "f":
-        raise RuntimeError(f"\"histogram_cpu\" not implemented for '{x.dtype}'")
+        raise NotImplementedError(f"histc: \"histogram_cpu\" not implemented for '{x.dtype}'")
     if bins <= 0:
         raise RuntimeError(f"histc(): bins must be > 0, but got {bins}")
     if max < min:
@@ -1093,7 +1105,10 @@ def index_copy(input: Any, dim: int, index: Any, source: Any) -> Tensor:  # noqa
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
     if x.ndim == 0:
         return ops.identity_p(ops.broadcast_to(src, ()) if src.ndim == 0 else ops.reshape_p(src, shape=()))
-    if src.ndim != x.ndim or src.shape[d] != idx.numel() or \
+    if src.ndim == x.ndim and src.shape[d] != idx.numel():
+        raise IndexError(f"index_copy_(): Number of indices ({idx.numel()}) should be equal to "
+                         f"source.size(dim) ({src.shape[d]})")
+    if src.ndim != x.ndim or \
             src.shape[:d] + src.shape[d + 1:] != x.shape[:d] + x.shape[d + 1:]:
         raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes "
                            f"(source {src.shape}, destination {x.shape}, index {idx.shape}, dim {d})")
@@ -1130,7 +1145,7 @@ def put(input: Any, index: Any, source: Any, accumulate: _bool = False) -> Tenso
     src = _lift_all("put", (x, source))[1]
     n = x.numel()
     if idx.numel() != src.numel():
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, "
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, "
                            f"but got source.numel() = {src.numel()}, index.numel() = {idx.numel()}")
     if idx._data.size and (idx._data.max() >= n or idx._data.min() < -n):
         raise IndexError(f"put_(): index out of range in self (size {n})")
