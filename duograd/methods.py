@@ -602,6 +602,24 @@ for _name, _fn in vars(_TorchMethods).items():
     if _name not in _CLASS_ONLY:
         setattr(Tensor, _name, _fn)
 
+def _axis_alias(fn: Any) -> Any:
+    """``fn`` taking ``axis=`` as an alias of its ``dim=``, as torch's argument parser does."""
+    def method(self, *args, **kw):
+        if "axis" in kw:
+            if "dim" in kw:
+                raise TypeError(f"{fn.__name__}(): give dim or its alias axis, not both")
+            kw["dim"] = kw.pop("axis")
+        return fn(self, *args, **kw)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name in ("cummax", "cummin", "cumprod", "all", "any", "prod", "sort", "argsort", "topk",
+              "kthvalue", "median", "mode", "logcumsumexp", "unbind", "chunk", "nansum", "nanmean",
+              "count_nonzero", "diff", "aminmax"):
+    setattr(Tensor, _name, _axis_alias(getattr(Tensor, _name)))
+
 # the in-place twins (inplace.TWINS), each going through inplace.write
 for _name in inplace.TWINS:
     setattr(Tensor, _name + "_", getattr(inplace, _name + "_"))

@@ -52,6 +52,9 @@ for _names, _params in [
     ("pow", ("input", "exponent")),
     ("split", ("tensor",)),
     ("addmm", ("input", "mat1", "mat2")),
+    # tensor_api's functions have torch's names already: only axis= is added
+    ("nansum nanmean count_nonzero aminmax diff var_mean std_mean narrow select cross index_fill "
+     "index_copy trapezoid trapz cumulative_trapezoid", ()),
     ("baddbmm", ("input", "batch1", "batch2")),
 ]:
     for _n in _names.split():

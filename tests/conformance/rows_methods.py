@@ -335,3 +335,25 @@ row("F.max_pool1d.ceil_mode_last_window", lambda m, x, **k: m.nn.functional.max_
     [S(F(1, 1, 5, domain="distinct")), S(F(1, 1, 4, domain="distinct"))])
 row("F.avg_pool2d.ceil_mode_last_window",
     lambda m, x: m.nn.functional.avg_pool2d(x, 2, 2, 1, ceil_mode=True), [S(F(1, 1, 5, 4))])
+
+# ---------------------------------------------------------------- torch's axis= alias of dim=
+for _n, _extra in (("cummax", ()), ("cummin", ()), ("cumprod", ()), ("all", ()), ("any", ()),
+                   ("prod", ()), ("sort", ()), ("logcumsumexp", ()), ("nansum", ()),
+                   ("count_nonzero", ())):
+    row(f"Tensor.{_n}.axis", lambda m, x, n=_n: getattr(x, n)(axis=1), [S(F(3, 4, domain="distinct"))],
+        grad=_n not in ("all", "any", "count_nonzero"))
+    row(f"dg.{_n}.axis", lambda m, x, n=_n: getattr(m, n)(x, axis=-1), [S(F(3, 4, domain="distinct"))],
+        grad=_n not in ("all", "any", "count_nonzero"))
+row("dg.sum.input_kw", lambda m, x: m.sum(input=x, dim=0), [S(F(3, 4))])
+row("dg.exp.input_kw", lambda m, x: m.exp(input=x), [S(F(3, 4))])
+row("dg.lerp.input_kw", lambda m, x, y: m.lerp(input=x, end=y, weight=0.5), [S(F(3, 4), F(4))])
+row("dg.mm.input_kw", lambda m, x, y: m.mm(input=x, mat2=y), [S(F(3, 4), F(4, 2))])
+row("dg.full.factory", lambda m, v: m.full((2, 3), v, dtype=m.float64, device="cpu", layout=m.strided,
+                                         requires_grad=False, pin_memory=False), [S(1.5)])
+row("dg.zeros.factory", lambda m: m.zeros(2, 3, device=m.device("cpu"), layout=m.strided), [S()])
+row("dg.eye.factory", lambda m: m.eye(3, 2, device="cpu", dtype=m.float32), [S()])
+row("dg.arange.factory", lambda m: m.arange(5, device="cpu", layout=m.strided), [S()])
+row("dg.zeros_like.factory", lambda m, x: m.zeros_like(x, device="cpu", memory_format=m.preserve_format),
+    [S(F(2, 3))])
+row("dg.empty.factory", lambda m: m.empty(2, 3, device="cpu", memory_format=m.contiguous_format), [S()],
+    compare="shape")
