@@ -52,6 +52,9 @@ for _names, _params in [
     ("pow", ("input", "exponent")),
     ("split", ("tensor",)),
     ("addmm", ("input", "mat1", "mat2")),
+    ("set_default_dtype", ("d",)),
+    ("from_numpy", ("ndarray",)),
+    ("result_type", ("tensor1", "tensor2")),
     # tensor_api's functions have torch's names already: only axis= is added
     ("nansum nanmean count_nonzero aminmax diff var_mean std_mean narrow select cross index_fill "
      "index_copy trapezoid trapz cumulative_trapezoid", ()),
@@ -73,7 +76,8 @@ def _params_of(fn: Callable) -> tuple[set[str], bool]:
         ps = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return set(), True
-    return {p.name for p in ps}, any(p.kind == p.VAR_KEYWORD for p in ps)
+    return ({p.name for p in ps if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)},
+            any(p.kind == p.VAR_KEYWORD for p in ps))
 
 
 def _check_factory(op: str, kw: dict, own: set[str]) -> None:
@@ -101,10 +105,11 @@ def with_torch_names(fn: Callable, name: str, params: tuple[str, ...] = (),
     own, _ = _params_of(fn)
     rename_axis = "dim" in own and "axis" not in own
     takes_out = "out" in own
+    direct = frozenset(own)  # keywords fn takes as they are: the fast path passes them on
 
     @functools.wraps(fn)
     def call(*args: Any, **kw: Any) -> Any:
-        if kw:
+        if kw and not kw.keys() <= direct:
             out = None if takes_out else kw.pop("out", None)
             if factory:
                 _check_factory(name, kw, own)
@@ -123,7 +128,7 @@ def with_torch_names(fn: Callable, name: str, params: tuple[str, ...] = (),
                 from .tensor_api import _out  # noqa: PLC0415  (tensor_api imports the rows)
                 return _out(res, out, name)
             return res
-        return fn(*args)
+        return fn(*args, **kw)
 
     call.__wrapped_by_torch_names__ = True  # type: ignore[attr-defined]
     try:
