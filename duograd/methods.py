@@ -483,6 +483,7 @@ class _TorchMethods:
     def t(self) -> Tensor: return _api.t(self)
     def cross(self, other, dim=None) -> Tensor: return _api.cross(self, other, dim)
     def dist(self, other, p=2) -> Tensor: return _api.dist(self, other, p)
+    def logdet(self) -> Tensor: return _api.logdet(self)
     def lerp(self, end, weight) -> Tensor: return ew.lerp(self, end, weight)
 
     # comparisons under torch's names

@@ -1212,6 +1212,46 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noq
     return _out(y, out, "nan_to_num")
 
 
+# ====================================================================== log-determinant
+
+
+def _logdet_fwd(a: np.ndarray) -> np.ndarray:
+    sign, logabs = np.linalg.slogdet(a)
+    # torch's values: log|det| for det > 0, -inf for det = 0, nan for det < 0
+    return np.where(sign > 0, logabs, np.where(sign == 0, -np.inf, np.nan)).astype(a.dtype, copy=False)
+
+
+def _inverse_fwd(a: np.ndarray) -> np.ndarray:
+    return np.linalg.inv(a)
+
+
+# d inv(A) = -inv(A) dA inv(A): the cotangent is -inv(A)^T g inv(A)^T
+_inverse_p = Primitive("inverse", _inverse_fwd,
+                       vjp=(lambda g, out, a: -(ops._mT(out) @ g @ ops._mT(out)),),
+                       jvp=(lambda t, out, a: -(out @ t @ out),))
+# d log det A = tr(inv(A) dA): the cotangent is g inv(A)^T
+_logdet_p = Primitive("logdet", _logdet_fwd,
+                      vjp=(lambda g, out, a: ops.unsqueeze(ops.unsqueeze(g, -1), -1) * ops._mT(_inverse_p(a)),),
+                      jvp=(lambda t, out, a: ops.sum(ops._mT(_inverse_p(a)) * t, (-2, -1)),))
+
+
+def logdet(input: Any) -> Tensor:  # noqa: A002
+    """``log(det(A))`` of a square matrix or a batch of them (nan where the determinant is
+    negative, -inf where it is 0), as ``torch.logdet``; its gradient is ``inv(A)^T``.
+
+    >>> import duograd as dg
+    >>> round(float(dg.logdet(dg.tensor([[2.0, 0.0], [0.0, 3.0]]))), 6)
+    1.791759
+    """
+    a = _t(input, "logdet")
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.det: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2] if a.ndim > 1 else a.ndim} by {a.shape[-1] if a.ndim else 0} matrices")
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"linalg.det: Expected a floating point or complex tensor as input. Got {a.dtype}")
+    return _logdet_p(a)
+
+
 # ====================================================================== tests and creation
 
 
@@ -1481,6 +1521,6 @@ __all__ = [
     "greater_equal", "equal", "allclose", "narrow", "tile", "swapaxes", "swapdims", "ravel",
     "count_nonzero", "nansum", "nanmean", "aminmax", "var_mean", "std_mean", "diff", "trapezoid",
     "trapz", "cumulative_trapezoid", "bincount", "histc", "searchsorted", "bucketize",
-    "index_fill", "index_copy", "take", "put", "select", "argwhere", "nan_to_num", "is_tensor", "is_floating_point", "is_complex",
+    "index_fill", "index_copy", "take", "put", "select", "argwhere", "nan_to_num", "logdet", "is_tensor", "is_floating_point", "is_complex",
     "is_nonzero", "numel", "clone", "detach", "as_tensor", "asarray",
 ]

@@ -357,3 +357,15 @@ row("dg.zeros_like.factory", lambda m, x: m.zeros_like(x, device="cpu", memory_f
     [S(F(2, 3))])
 row("dg.empty.factory", lambda m: m.empty(2, 3, device="cpu", memory_format=m.contiguous_format), [S()],
     compare="shape")
+
+# ---------------------------------------------------------------- logdet (inputs made positive definite inside)
+def _spd(m, x):
+    n = x.shape[-1]
+    return x @ x.mT + m.eye(n, dtype=x.dtype)
+
+
+row("Tensor.logdet", lambda m, x: _spd(m, x).logdet(), [S(F(3, 3)), S(F(2, 4, 4)), S(F(1, 1))])
+row("dg.logdet", lambda m, x: m.logdet(_spd(m, x)), [S(F(3, 3)), S(F(0, 2, 2))],
+    errors=[S(F(2, 3)), S(F(3))])
+row("dg.logdet.sign", lambda m: m.logdet(m.tensor([[[1.0, 2.0], [3.0, 4.0]], [[1.0, 1.0], [1.0, 1.0]],
+                                                   [[2.0, 0.0], [0.0, 3.0]]])), [S()])

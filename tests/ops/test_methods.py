@@ -171,3 +171,17 @@ def test_public_functions_accept_torchs_keywords(torch) -> None:
         else:
             for d, t in zip(mine, got):
                 np.testing.assert_array_equal(d, t.numpy())
+
+
+def test_logdet_gradients_and_tangent_match_finite_differences() -> None:
+    from duograd.func import jvp
+    a = _x(3, 3, seed=4)
+
+    def f(x):
+        return dg.logdet(x @ x.mT + dg.eye(3))
+    assert dg.gradcheck(f, a) and dg.gradgradcheck(f, a)
+    t = np.random.default_rng(5).standard_normal((3, 3))
+    _, tangent = jvp(f, (a.detach(),), (dg.tensor(t),))
+    eps = 1e-6
+    fd = (f(dg.tensor(a.detach().numpy() + eps * t)) - f(dg.tensor(a.detach().numpy() - eps * t))) / (2 * eps)
+    np.testing.assert_allclose(tangent.numpy(), fd.numpy(), rtol=1e-6)
