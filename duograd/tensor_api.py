@@ -26,7 +26,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from . import _tensor, elementwise as ew, indexing, inplace, linalg, ops, return_types
+from . import _context as _ctx, _tensor, elementwise as ew, indexing, inplace, linalg, ops, return_types
 from ._tensor import Tensor, _as_tensor, _lift_all, _wrap
 from .autograd import ELEMENTWISE, Primitive, no_grad
 
@@ -50,7 +50,7 @@ def _out(result: Any, out: Any, op: str) -> Any:
         return type(result)(*(_out(r, o, op) for r, o in zip(result, out)))
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}: out= must be a Tensor, got {type(out).__name__}")
-    if _tensor._ctx.grad_enabled and (out.requires_grad or getattr(result, "requires_grad", False)):
+    if _ctx.grad_enabled and (out.requires_grad or getattr(result, "requires_grad", False)):
         raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
     result = _t(result, op)
