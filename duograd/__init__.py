@@ -118,6 +118,42 @@ __all__ += [
     "set_num_threads", "use_deterministic_algorithms",
 ]
 
+# branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and
+# torch's parameter names, ``axis=``, ``out=`` and the factory keywords on every public function
+# (torch_signatures.py; applied last, to whatever the lines above export).
+from .tensor_api import (add, addbmm, addcdiv, addcmul, addmv, addr, allclose, aminmax,  # noqa: E402,F811,A004
+                         argwhere, as_tensor, asarray, bincount, bucketize, clamp_max, clamp_min,
+                         clone, count_nonzero, cross, cumulative_trapezoid, deg2rad, detach, diff,
+                         dist, div, divide, eq, equal, fmax, fmin, ge, ger, greater, greater_equal,
+                         gt, heaviside, histc, index_copy, index_fill, inner, is_complex,
+                         is_floating_point, is_nonzero, is_tensor, kron, le, less, less_equal,
+                         logdet, logit, lt, matmul, mul, multiply, nan_to_num, nanmean, nansum, narrow,
+                         ne, neg, negative, not_equal, numel, positive, put, rad2deg, ravel,
+                         reciprocal, rsub, searchsorted, select, sgn, signbit, square, std_mean,
+                         sub, subtract, swapaxes, swapdims, t, take, tile, trapezoid, trapz,
+                         true_divide, var_mean, vdot, xlogy)
+from .elementwise import (acos as arccos, acosh as arccosh, asin as arcsin, asinh as arcsinh,  # noqa: E402
+                          atan as arctan, atan2 as arctan2, atanh as arctanh, trunc as fix)
+from .ops import absolute  # noqa: E402
+from .torch_signatures import contiguous_format, preserve_format, strided  # noqa: E402
+from . import torch_signatures as _torch_signatures  # noqa: E402
+
+__all__ += [
+    "add", "addbmm", "addcdiv", "addcmul", "addmv", "addr", "allclose", "aminmax", "argwhere",
+    "as_tensor", "asarray", "bincount", "bucketize", "clamp_max", "clamp_min", "clone",
+    "count_nonzero", "cross", "cumulative_trapezoid", "deg2rad", "detach", "diff", "dist", "div",
+    "divide", "eq", "equal", "fmax", "fmin", "ge", "ger", "greater", "greater_equal", "gt",
+    "heaviside", "histc", "index_copy", "index_fill", "inner", "is_complex", "is_floating_point",
+    "is_nonzero", "is_tensor", "kron", "le", "less", "less_equal", "logdet", "logit", "lt", "mul", "multiply",
+    "nan_to_num", "nanmean", "nansum", "narrow", "ne", "neg", "negative", "not_equal", "numel",
+    "positive", "put", "rad2deg", "ravel", "reciprocal", "rsub", "searchsorted", "select", "sgn",
+    "signbit", "square", "std_mean", "sub", "subtract", "swapaxes", "swapdims", "t", "take",
+    "tile", "trapezoid", "trapz", "true_divide", "var_mean", "vdot", "xlogy",
+    "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "fix", "absolute",
+    "strided", "contiguous_format", "preserve_format",
+]
+_torch_signatures.apply(globals())
+
 # Keep this block last: every torch 2.13 name that nothing above built becomes an attribute
 # that raises NotImplementedError with its reason (duograd/_inventory); built names are skipped.
 from ._inventory.stubs import install as _install_stubs  # noqa: E402

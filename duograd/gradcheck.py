@@ -31,6 +31,8 @@ class GradcheckError(AssertionError):
 
 
 def _float64_inputs(inputs: Sequence[Any]) -> list[Tensor]:
+    if isinstance(inputs, Tensor):  # one tensor stands for a tuple of one, as torch's
+        inputs = (inputs,)
     out = []
     for x in inputs:
         t = x if isinstance(x, Tensor) else Tensor(x)
@@ -78,6 +80,8 @@ def gradcheck(f: Callable[..., Tensor], inputs: Sequence[Any], eps: float = 1e-6
 
     >>> import duograd as dg
     >>> dg.gradcheck(lambda x: (x * x).sin(), (dg.tensor([0.3, -1.2], requires_grad=True),))
+    True
+    >>> dg.gradcheck(lambda x: x.square(), dg.tensor([0.5], requires_grad=True))  # one tensor
     True
     """
     xs = _float64_inputs(inputs)

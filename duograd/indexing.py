@@ -606,12 +606,15 @@ def _extremum_shares(out: Tensor, x: Tensor, index: Tensor, src: Tensor, axis: i
                      include_self: bool) -> tuple[Tensor, Tensor]:
     """How much of each output's gradient goes to x and to each src element: the elements
     equal to the result share it evenly."""
-    # NOTE: ties share the gradient evenly among every element equal to the result, as torch.
+    # NOTE: ties share the gradient evenly among every element equal to the result, as torch;
+    # with include_self=False x's own value still counts among the ties (so a src element
+    # tied with it gets half) but x gets nothing where src landed, as torch.
     from_src = equal_p(src, gather_p(out, index, axis=axis))
     count = scatter_add_along_p(where_p(from_src, 1.0, 0.0), index, axis=axis, shape=x.shape)
     hit = hit_p(index, axis=axis, shape=x.shape, dtype=x.dtype)
-    self_wins = where_p(hit, equal_p(x, out), True) if include_self else where_p(hit, False, True)
-    count = count + where_p(self_wins, 1.0, 0.0)
+    ties = where_p(hit, equal_p(x, out), True)
+    self_wins = ties if include_self else where_p(hit, False, True)
+    count = count + where_p(ties, 1.0, 0.0)
     share_x = where_p(self_wins, 1.0, 0.0) / count
     share_src = where_p(from_src, 1.0, 0.0) / gather_p(count, index, axis=axis)
     return share_x, share_src

@@ -352,3 +352,74 @@ def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:
     u = _wrap(_draw(_generator(generator).random, t.shape))
     hit = ops.less_p(u, p.detach() if isinstance(p, Tensor) else float(arr))
     return write(t, assign_p, ops.astype(hit, t.dtype), name="bernoulli_")
+# ---------------------------------------------------------------- branch `methods`: the in-place
+# twin of every elementwise, activation, comparison and indexing method torch has as a Tensor
+# method (``relu_``, ``sigmoid_``, ``masked_fill_``, ``index_add_``, ``addcmul_``, ...). Each
+# computes the out-of-place method on the stand-in and goes through ``write`` (checks, the
+# write, the version, the rebase). ``keep``: the old value is kept for the rules that read it.
+# Left out, because they change the shape or the strides and not the values (``write`` keeps a
+# tensor's shape): ``t_``, ``transpose_``, ``swapaxes_``, ``swapdims_``, ``squeeze_``,
+# ``unsqueeze_``, ``resize_``, ``as_strided_``.
+
+TWINS = (
+    # elementwise, one input
+    "abs", "absolute", "acos", "arccos", "acosh", "arccosh", "asin", "arcsin", "asinh", "arcsinh",
+    "atan", "arctan", "atanh", "arctanh", "ceil", "floor", "trunc", "fix", "round", "frac", "cos",
+    "cosh", "sin", "sinh", "tan", "tanh", "sigmoid", "relu", "sqrt", "rsqrt", "log", "log2",
+    "log10", "log1p", "exp2", "expm1", "erf", "erfc", "erfinv", "sign", "sgn", "reciprocal",
+    "square", "negative", "deg2rad", "rad2deg", "logit", "nan_to_num", "logical_not", "bitwise_not",
+    "clamp_min", "clamp_max", "clip", "cumsum", "cumprod", "tril", "triu",
+    # two or more inputs
+    "atan2", "arctan2", "copysign", "hypot", "fmod", "remainder", "floor_divide", "true_divide",
+    "divide", "multiply", "subtract", "xlogy", "heaviside", "lerp", "addcmul", "addcdiv",
+    "addmm", "addmv", "addr", "addbmm", "baddbmm", "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
+    # comparisons (the bool result is written in the tensor's own dtype)
+    "eq", "ne", "lt", "le", "gt", "ge", "not_equal", "less", "less_equal", "greater",
+    "greater_equal",
+    # indexing
+    "masked_fill", "index_fill", "index_copy", "index_add", "scatter", "scatter_add",
+    "scatter_reduce", "put",
+)
+
+
+def _method(base: str) -> Any:
+    def op(x: Tensor, *args: Any, **kw: Any) -> Tensor:
+        return getattr(x, base)(*args, **kw)
+    return op
+
+
+def twin(t: Tensor, base: str, *args: Any, **kw: Any) -> Tensor:
+    """``t``'s values replaced by ``t.<base>(*args, **kw)`` through ``write``; returns ``t``.
+
+    >>> import duograd as dg
+    >>> x = dg.tensor([-1.0, 2.0])
+    >>> twin(x, "relu") is x, x.numpy(), x._version
+    (True, array([0., 2.]), 1)
+    """
+    return write(t, _method(base), *args, name=base + "_", keep=True, **kw)
+
+
+def _make_twin(base: str) -> Any:
+    def method(t: Tensor, *args: Any, **kw: Any) -> Tensor:
+        return twin(t, base, *args, **kw)
+    method.__name__ = method.__qualname__ = base + "_"
+    method.__doc__ = (f"In place: ``t`` becomes ``t.{base}(...)``, as torch's ``Tensor.{base}_``; "
+                      "returns ``t`` (its version bumped; differentiable as the out-of-place op).")
+    return method
+
+
+for _base in TWINS:
+    globals()[_base + "_"] = _make_twin(_base)
+
+
+def div_(t: Tensor, other: Any, *, rounding_mode: Any = None) -> Tensor:  # noqa: F811 (replaces the one above)
+    """``t /= other`` in place, rounded as ``torch.div``'s ``rounding_mode``; returns ``t``.
+
+    >>> import duograd as dg
+    >>> dg.tensor([7, -7]).div_(2, rounding_mode="floor").numpy()
+    array([ 3, -4])
+    """
+    if rounding_mode is None:
+        return write(t, ops.div_p, other, name="div_")
+    return write(t, _method("div"), other, name="div_", keep=True, rounding_mode=rounding_mode)

@@ -471,3 +471,218 @@ def _get_device(self: Tensor) -> int:
 
 
 Tensor.get_device = _get_device
+# ---------------------------------------------------------------- branch `methods`: the Tensor
+# methods that are torch functions or operators (tensor_api.py), with torch's parameter names,
+# and the in-place twins (inplace.py). Bound after the block above, so a name here replaces it.
+from . import tensor_api as _api  # noqa: E402
+
+_numpy_of = Tensor.numpy
+
+
+class _TorchMethods:
+    def add(self, other, *, alpha=1) -> Tensor: return _api.add(self, other, alpha=alpha)
+    def sub(self, other, *, alpha=1) -> Tensor: return _api.sub(self, other, alpha=alpha)
+    subtract = sub
+    def mul(self, other) -> Tensor: return ops.mul_p(self, other)
+    multiply = mul
+    def div(self, other, *, rounding_mode=None) -> Tensor:
+        return _api.div(self, other, rounding_mode=rounding_mode)
+    divide = div
+    def true_divide(self, other) -> Tensor: return ops.div_p(self, other)
+    def floor_divide(self, other) -> Tensor: return ew.floor_divide(self, other)
+    def neg(self) -> Tensor: return _api.neg(self)
+    negative = neg
+    def positive(self) -> Tensor: return _api.positive(self)
+    def __pos__(self) -> Tensor: return _api.positive(self)
+    def square(self) -> Tensor: return _api.square(self)
+    def reciprocal(self) -> Tensor: return _api.reciprocal(self)
+    def absolute(self) -> Tensor: return ops.abs_p(self)
+    def sgn(self) -> Tensor: return ew.sign_p(self)
+    def signbit(self) -> Tensor: return _api.signbit(self)
+    def deg2rad(self) -> Tensor: return _api.deg2rad(self)
+    def rad2deg(self) -> Tensor: return _api.rad2deg(self)
+    def heaviside(self, values) -> Tensor: return _api.heaviside(self, values)
+    def fix(self) -> Tensor: return ew.trunc_p(self)
+    def arccos(self) -> Tensor: return ew.acos_p(self)
+    def arcsin(self) -> Tensor: return ew.asin_p(self)
+    def arctan(self) -> Tensor: return ew.atan_p(self)
+    def arccosh(self) -> Tensor: return ew.acosh_p(self)
+    def arcsinh(self) -> Tensor: return ew.asinh_p(self)
+    def arctanh(self) -> Tensor: return ew.atanh_p(self)
+    def clamp_min(self, min) -> Tensor: return _api.clamp_min(self, min)  # noqa: A002
+    def clamp_max(self, max) -> Tensor: return _api.clamp_max(self, max)  # noqa: A002
+    def maximum(self, other) -> Tensor: return ops.maximum_p(self, other)
+    def minimum(self, other) -> Tensor: return ops.minimum_p(self, other)
+    def fmax(self, other) -> Tensor: return _api.fmax(self, other)
+    def fmin(self, other) -> Tensor: return _api.fmin(self, other)
+    def xlogy(self, other) -> Tensor: return _api.xlogy(self, other)
+    def logit(self, eps=None) -> Tensor: return _api.logit(self, eps)
+    def nan_to_num(self, nan=0.0, posinf=None, neginf=None) -> Tensor:
+        return _api.nan_to_num(self, nan, posinf, neginf)
+    def bitwise_not(self) -> Tensor: return ew.bitwise_not(self)
+    def bitwise_and(self, other) -> Tensor: return ew.bitwise_and(self, other)
+    def bitwise_or(self, other) -> Tensor: return ew.bitwise_or(self, other)
+    def bitwise_xor(self, other) -> Tensor: return ew.bitwise_xor(self, other)
+    def addcmul(self, tensor1, tensor2, *, value=1) -> Tensor:
+        return _api.addcmul(self, tensor1, tensor2, value=value)
+    def addcdiv(self, tensor1, tensor2, *, value=1) -> Tensor:
+        return _api.addcdiv(self, tensor1, tensor2, value=value)
+    def addmv(self, mat, vec, *, beta=1, alpha=1) -> Tensor:
+        return _api.addmv(self, mat, vec, beta=beta, alpha=alpha)
+    def addr(self, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
+        return _api.addr(self, vec1, vec2, beta=beta, alpha=alpha)
+    def addbmm(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
+        return _api.addbmm(self, batch1, batch2, beta=beta, alpha=alpha)
+    def mm(self, mat2) -> Tensor: return linalg.mm(self, mat2)
+    def bmm(self, mat2) -> Tensor: return linalg.bmm(self, mat2)
+    def matmul(self, other) -> Tensor: return _api.matmul(self, other)
+    def ger(self, vec2) -> Tensor: return linalg.outer(self, vec2)
+    def inner(self, other) -> Tensor: return _api.inner(self, other)
+    def vdot(self, other) -> Tensor: return linalg.dot(self, other)
+    def kron(self, other) -> Tensor: return _api.kron(self, other)
+    def t(self) -> Tensor: return _api.t(self)
+    def cross(self, other, dim=None) -> Tensor: return _api.cross(self, other, dim)
+    def dist(self, other, p=2) -> Tensor: return _api.dist(self, other, p)
+    def logdet(self) -> Tensor: return _api.logdet(self)
+    def lerp(self, end, weight) -> Tensor: return ew.lerp(self, end, weight)
+
+    # comparisons under torch's names
+    def eq(self, other) -> Tensor: return ops.equal_p(self, other)
+    def ne(self, other) -> Tensor: return ops.not_equal_p(self, other)
+    def lt(self, other) -> Tensor: return ops.less_p(self, other)
+    def le(self, other) -> Tensor: return ops.less_equal_p(self, other)
+    def gt(self, other) -> Tensor: return ops.greater_p(self, other)
+    def ge(self, other) -> Tensor: return ops.greater_equal_p(self, other)
+    not_equal, less, less_equal, greater, greater_equal = ne, lt, le, gt, ge
+    def equal(self, other) -> bool: return _api.equal(self, other)
+    def allclose(self, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+        return _api.allclose(self, other, rtol, atol, equal_nan)
+    def is_nonzero(self) -> bool: return _api.is_nonzero(self)
+
+    # shapes, views and the layout
+    def narrow(self, dim, start, length) -> Tensor: return _api.narrow(self, dim, start, length)
+    def select(self, dim, index) -> Tensor: return _api.select(self, dim, index)
+    def tile(self, *dims) -> Tensor:
+        return _api.tile(self, dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims)
+    def swapaxes(self, axis0, axis1) -> Tensor: return ops.transpose(self, axis0, axis1)
+    def swapdims(self, dim0, dim1) -> Tensor: return ops.transpose(self, dim0, dim1)
+    def ravel(self) -> Tensor: return _api.ravel(self)
+    def expand_as(self, other) -> Tensor: return ops.expand(self, other.shape)
+    def view_as(self, other) -> Tensor: return ops.reshape(self, other.shape)
+    def reshape_as(self, other) -> Tensor: return ops.reshape(self, other.shape)
+    def type_as(self, other) -> Tensor: return _api.type_as(self, other)
+    def sum_to_size(self, *size) -> Tensor: return _api.sum_to_size(self, *size)
+    def flip(self, *dims, **kw) -> Tensor:
+        dims = kw.pop("dims", dims[0] if len(dims) == 1 else dims)
+        return indexing.flip(self, dims)
+    @property
+    def mH(self) -> Tensor: return ops.matrix_transpose(self)
+    def adjoint(self) -> Tensor: return ops.matrix_transpose(self)
+    def stride(self, dim=None): return _api.stride(self, dim)
+    def storage_offset(self) -> int: return _api.storage_offset(self)
+    def is_contiguous(self, memory_format=None) -> bool: return _api.is_contiguous(self, memory_format)
+    def nelement(self) -> int: return self._data.size
+    def ndimension(self) -> int: return self._data.ndim
+    def element_size(self) -> int: return self._data.itemsize
+    @property
+    def itemsize(self) -> int: return self._data.itemsize
+    @property
+    def nbytes(self) -> int: return self._data.nbytes
+    def is_floating_point(self) -> bool: return self.dtype.kind == "f"
+    def is_complex(self) -> bool: return self.dtype.kind == "c"
+    def is_signed(self) -> bool: return _api.is_signed(self)
+
+    # new tensors of this one's dtype
+    new_zeros, new_ones, new_empty = _api.new_zeros, _api.new_ones, _api.new_empty
+    new_full, new_tensor = _api.new_full, _api.new_tensor
+
+    # reductions, counting, searching
+    def count_nonzero(self, dim=None) -> Tensor: return _api.count_nonzero(self, dim)
+    def nansum(self, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+        return _api.nansum(self, dim, keepdim, dtype=dtype)
+    def nanmean(self, dim=None, keepdim=False, *, dtype=None) -> Tensor:
+        return _api.nanmean(self, dim, keepdim, dtype=dtype)
+    def aminmax(self, *, dim=None, keepdim=False): return _api.aminmax(self, dim=dim, keepdim=keepdim)
+    def diff(self, n=1, dim=-1, prepend=None, append=None) -> Tensor:
+        return _api.diff(self, n, dim, prepend, append)
+    def bincount(self, weights=None, minlength=0) -> Tensor: return _api.bincount(self, weights, minlength)
+    def histc(self, bins=100, min=0, max=0) -> Tensor: return _api.histc(self, bins, min, max)  # noqa: A002
+    def argwhere(self) -> Tensor: return _api.argwhere(self)
+    def cumsum(self, dim=None, *, dtype=None, **kw) -> Tensor: return ops.cumsum(self, dim, dtype=dtype, **kw)
+    def mean(self, dim=None, keepdim=False, *, dtype=None, **kw) -> Tensor:
+        return ops.mean(self, dim, keepdim, dtype=dtype, **kw)
+
+    # indexing
+    def index_fill(self, dim, index, value) -> Tensor: return _api.index_fill(self, dim, index, value)
+    def index_copy(self, dim, index, source) -> Tensor: return _api.index_copy(self, dim, index, source)
+    def take(self, index) -> Tensor: return _api.take(self, index)
+    def put(self, index, source, accumulate=False) -> Tensor: return _api.put(self, index, source, accumulate)
+
+    # copies and the graph
+    def clone(self, *, memory_format=None) -> Tensor: return ops.clone_p(self)
+    def cpu(self, memory_format=None) -> Tensor: return self
+    def detach_(self) -> Tensor: return _api.detach_(self)
+
+    def numpy(self, *, force: bool = False):
+        """The values as a NumPy array (shared); ``force=True`` detaches first, as torch's."""
+        return _numpy_of(self.detach() if force else self)
+
+
+def _sized(fn: Any, key: str) -> Any:
+    """A varargs-of-sizes method that also takes its sizes by torch's keyword (``shape=``, ...)."""
+    def method(self, *sizes, **kw):
+        if key in kw:
+            if sizes:
+                raise TypeError(f"{fn.__name__}(): got {key} both by position and by keyword")
+            sizes = (kw.pop(key),)
+        return fn(self, *sizes, **kw)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name, _key in [("permute", "dims"), ("reshape", "shape"), ("view", "size"), ("expand", "size"),
+                    ("repeat", "repeats"), ("tile", "dims"), ("new_zeros", "size"),
+                    ("new_ones", "size"), ("new_empty", "size"), ("sum_to_size", "size")]:
+    _own = vars(_TorchMethods)
+    setattr(_TorchMethods, _name, _sized(_own[_name] if _name in _own else getattr(Tensor, _name), _key))
+
+
+def _where(self, condition, y=None, **kw) -> Tensor:
+    return indexing.where(condition, self, kw.pop("other") if "other" in kw else y)
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None, **kw) -> Tensor:
+    """Fill with uniform samples from [from, to) (torch's keywords ``from``/``to``; ``a``/``b``)."""
+    return inplace.uniform_(self, kw.pop("from", a), kw.pop("to", b), generator=generator)
+
+
+_TorchMethods.where, _TorchMethods.uniform_ = _where, _uniform_
+
+for _name, _fn in vars(_TorchMethods).items():
+    if _name not in _CLASS_ONLY:
+        setattr(Tensor, _name, _fn)
+
+def _axis_alias(fn: Any) -> Any:
+    """``fn`` taking ``axis=`` as an alias of its ``dim=``, as torch's argument parser does."""
+    def method(self, *args, **kw):
+        if "axis" in kw:
+            if "dim" in kw:
+                raise TypeError(f"{fn.__name__}(): give dim or its alias axis, not both")
+            kw["dim"] = kw.pop("axis")
+        return fn(self, *args, **kw)
+    method.__name__ = method.__qualname__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _name in ("cummax", "cummin", "cumprod", "all", "any", "prod", "sort", "argsort", "topk",
+              "kthvalue", "median", "mode", "logcumsumexp", "unbind", "chunk", "nansum", "nanmean",
+              "count_nonzero", "diff", "aminmax"):
+    setattr(Tensor, _name, _axis_alias(getattr(Tensor, _name)))
+
+# the in-place twins (inplace.TWINS), each going through inplace.write
+for _name in inplace.TWINS:
+    setattr(Tensor, _name + "_", getattr(inplace, _name + "_"))
+Tensor.div_ = inplace.div_
+Tensor.divide_ = inplace.div_
