@@ -11,7 +11,8 @@ class by ``methods.py``, the way JAX binds its array methods, so the reading ord
 
 How a Tensor is made, one way for each purpose:
 
-- ``tensor(data)`` / ``Tensor(data)``: a new leaf that owns a copy of ``data``;
+- ``tensor(data)``: a new leaf that owns a copy of ``data`` (``Tensor(data)``, torch's legacy
+  constructor, the same in the default float dtype);
   ``from_numpy(array)`` shares the array instead.
 - ``_wrap(array)``: the engine's constructor, where a Tensor's fields are set (its one
   copy, inlined in ``Primitive.__call__`` for speed, is checked against it by a test).
@@ -89,43 +90,59 @@ def _dtype_of(dtype: Any, op: str) -> np.dtype:
 
 
 class device:
-    """Where a tensor lives: duograd has one device, the CPU (``dg.device("cpu")``).
+    """Where a tensor lives, as ``torch.device``: duograd computes on the CPU only. A CUDA
+    device can be named (``dg.device("cuda:0")``, as torch builds one without a GPU), but
+    making a tensor there raises torch's ``AssertionError``.
 
     >>> import duograd as dg
-    >>> dg.device("cpu"), dg.zeros(2, device="cpu").device
-    (device(type='cpu'), device(type='cpu'))
+    >>> dg.device("cpu"), dg.zeros(2, device="cpu").device, dg.device("cuda", 1)
+    (device(type='cpu'), device(type='cpu'), device(type='cuda', index=1))
     """
 
-    __slots__ = ("type",)
+    __slots__ = ("type", "index")
 
-    def __init__(self, type: Any = "cpu") -> None:  # noqa: A002 (torch's name)
-        self.type = _check_device(type).type if isinstance(type, device) else _device_name(type)
+    def __init__(self, type: Any = "cpu", index: int | None = None) -> None:  # noqa: A002 (torch's name)
+        if isinstance(type, device):
+            self.type, self.index = type.type, type.index
+            return
+        self.type, self.index = _device_name(type)
+        if index is not None:
+            self.index = int(index)
 
     def __repr__(self) -> str:
-        return f"device(type={self.type!r})"
+        return f"device(type={self.type!r})" if self.index is None else \
+            f"device(type={self.type!r}, index={self.index})"
 
     def __str__(self) -> str:
-        return self.type
+        return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other: Any) -> bool:
-        return isinstance(other, (device, str)) and str(other) == self.type
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (other.type, other.index) == (self.type, self.index)
 
     def __hash__(self) -> int:
-        return hash(self.type)
+        return hash((self.type, self.index))
 
 
-def _device_name(name: Any) -> str:
-    if isinstance(name, str) and name in ("cpu", "cpu:0"):
-        return "cpu"
-    raise RuntimeError(f"device: duograd runs on the CPU only; expected 'cpu' or "
-                       f"dg.device('cpu'), got {name!r}")
+def _device_name(name: Any) -> tuple[str, int | None]:
+    """``name`` ("cpu", "cpu:0", "cuda", "cuda:1") as a (type, index) pair."""
+    if isinstance(name, str):
+        kind, _, idx = name.partition(":")
+        if kind in ("cpu", "cuda") and (not idx or idx.isdigit()):
+            return kind, int(idx) if idx else None
+    raise RuntimeError(f"device: duograd runs on the CPU only; expected 'cpu' (or a CUDA name, "
+                       f"which no tensor can use), got {name!r}")
 
 
 def _check_device(dev: Any) -> "device":
-    """``dev`` (None, "cpu" or a ``device``) checked: anything but the CPU raises."""
-    if dev is None or isinstance(dev, device):
+    """``dev`` (None, a name or a ``device``) as the CPU; a CUDA device raises torch's error
+    for a build without CUDA."""
+    if dev is None:
         return _CPU
-    _device_name(dev)
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type != "cpu":
+        raise AssertionError("Torch not compiled with CUDA enabled")
     return _CPU
 
 
@@ -229,8 +246,9 @@ class Size(tuple):
 class Tensor:
     """An n-dimensional array that records the operations applied to it.
 
-    ``Tensor(data, requires_grad=False, dtype=None, device=None)`` is the same as
-    ``dg.tensor``: a new leaf holding a copy of ``data``.
+    ``Tensor(data)`` is torch's legacy constructor: a new leaf holding a copy of ``data`` in the
+    default float dtype (``dg.tensor`` infers the dtype); ``Tensor(2, 3)`` a (2, 3) tensor of
+    zeros; ``requires_grad=``, ``device=`` and (not torch's) ``dtype=`` are keywords.
 
     >>> import duograd as dg
     >>> x = dg.tensor([[1.0, 2.0]], requires_grad=True)
@@ -247,18 +265,23 @@ class Tensor:
     # the engine keys its dicts and sets by Tensor.
     __hash__ = object.__hash__
 
-    def __new__(cls, data: Any, requires_grad: bool = False, dtype: Any = None,
+    def __new__(cls, *args: Any, requires_grad: bool = False, dtype: Any = None,
                 device: Any = None) -> "Tensor":
-        _check_device(device)
-        if isinstance(data, (Tensor, np.ndarray)):
-            arr = _derive(_as_array, data, dtype=dtype, copy=True)
-        elif isinstance(data, _Input):  # a dg.compile recording's number argument
-            arr = _derive(_input_array, data, dtype=dtype)
-        else:  # numbers and lists are values of the call, not arrays that can change
-            arr = _as_array(data, dtype, copy=True)
-        t = _wrap(arr)
-        t.requires_grad = _check_grad(t, requires_grad, "tensor")
-        return t
+        # torch's legacy constructor: Tensor(data) in the default float dtype (whatever the
+        # data's dtype), Tensor(*sizes) a tensor of that shape (zeros; torch leaves it
+        # uninitialised), Tensor() an empty one. ``dtype=`` (not torch's) overrides.
+        if not args:
+            data: Any = []
+        elif all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in args) \
+                or len(args) == 1 and isinstance(args[0], Size):
+            shape = tuple(int(a) for a in (args[0] if isinstance(args[0], Size) else args))
+            return _made(np.zeros(shape, _float_dtype(dtype, "Tensor")), requires_grad, device, "Tensor")
+        elif len(args) == 1:
+            data = args[0]
+        else:
+            raise TypeError(f"Tensor(): expected data or sizes (ints), got {len(args)} arguments "
+                            f"of types {', '.join(type(a).__name__ for a in args)}")
+        return _leaf(data, requires_grad, _default_float if dtype is None else dtype, device)
 
     # ------------------------------------------------------------ gradient
     @property
@@ -671,6 +694,20 @@ def _operand_array(arr: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 # ---------------------------------------------------------------- creation
 
+def _leaf(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
+    """A new leaf holding a copy of ``data`` (``tensor``'s body; ``nn.Parameter`` uses it too)."""
+    _check_device(device)
+    if isinstance(data, (Tensor, np.ndarray)):
+        arr = _derive(_as_array, data, dtype=dtype, copy=True)
+    elif isinstance(data, _Input):  # a dg.compile recording's number argument
+        arr = _derive(_input_array, data, dtype=dtype)
+    else:  # numbers and lists are values of the call, not arrays that can change
+        arr = _as_array(data, dtype, copy=True)
+    t = _wrap(arr)
+    t.requires_grad = _check_grad(t, requires_grad, "tensor")
+    return t
+
+
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A new leaf Tensor holding a copy of ``data`` (changing ``data`` afterwards never
     changes it), as ``torch.tensor``. Without ``dtype``: Python bools give bool, ints
@@ -683,7 +720,7 @@ def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: An
     >>> t.numpy(), dg.tensor([1, 2]).dtype, dg.tensor([1, 2], dtype=dg.float32).dtype
     (array([1., 2.]), dtype('int64'), dtype('float32'))
     """
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+    return _leaf(data, requires_grad, dtype, device)
 
 
 def from_numpy(array: np.ndarray, requires_grad: bool = False) -> Tensor:

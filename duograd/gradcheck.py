@@ -13,7 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from . import autograd, ops
-from ._tensor import Tensor, _wrap
+from ._tensor import Tensor, _wrap, tensor
 
 
 class GradcheckError(AssertionError):
@@ -36,7 +36,7 @@ def _float64_inputs(inputs: Sequence[Any]) -> list[Tensor]:
     out = []
     for x in inputs:
         t = x if isinstance(x, Tensor) else Tensor(x)
-        out.append(Tensor(t._data.astype(np.float64), requires_grad=t.requires_grad))
+        out.append(tensor(t._data.astype(np.float64), requires_grad=t.requires_grad))
     return out
 
 
@@ -130,7 +130,7 @@ def gradgradcheck(f: Callable[..., Tensor], inputs: Sequence[Any], grad_outputs:
         args = list(args)
         for i in which + [n]:
             if not args[i].requires_grad:  # the finite-difference side passes plain values
-                args[i] = Tensor(args[i]._data, requires_grad=True)
+                args[i] = tensor(args[i]._data, requires_grad=True)
         y = f(*args[:n])
         if not y.requires_grad:
             return _wrap(np.zeros(sum(args[i].numel() for i in which)))

@@ -151,8 +151,8 @@ def watch_node(node: Node) -> None:
     _refresh()
 
 
-def register_hook(self: Tensor, fn: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
-    """Call ``fn(grad)`` whenever this tensor's gradient has been computed in a backward
+def register_hook(self: Tensor, hook: Callable[[Tensor], Tensor | None]) -> RemovableHandle:
+    """Call ``hook(grad)`` whenever this tensor's gradient has been computed in a backward
     pass (``backward``, ``dg.grad``, ``duograd.func``); a Tensor it returns replaces the
     gradient. Returns a handle whose ``remove()`` takes the hook off.
 
@@ -167,15 +167,15 @@ def register_hook(self: Tensor, fn: Callable[[Tensor], Tensor | None]) -> Remova
     if not self.requires_grad:
         raise RuntimeError(f"register_hook: the tensor of shape {self.shape} does not require "
                            "grad, so no gradient will ever reach a hook on it")
-    if not callable(fn):
-        raise TypeError(f"register_hook: expected a callable, got {type(fn).__name__}")
+    if not callable(hook):
+        raise TypeError(f"register_hook: expected a callable, got {type(hook).__name__}")
     k = _key(self)
     hooks = _hooks.get(k)
     if hooks is None:
         hooks = {}
         _hooks[k] = hooks
     key = next(_ids)
-    hooks[key] = fn
+    hooks[key] = hook
     _refresh()
     return RemovableHandle(self, key)
 

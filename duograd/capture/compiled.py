@@ -162,7 +162,7 @@ def _state_of(program: Program, leaves: list) -> Any:
     for fn, args in program.draws:
         owner = getattr(fn, "__self__", None)
         near = list(vars(owner).values()) if hasattr(owner, "__dict__") else []
-        for g in (owner, *args, *near, dg_random.default_generator):
+        for g in (owner, *args, *near, dg_random.as_rng()):
             if isinstance(g, np.random.Generator):
                 gens[id(g)] = (g, copy.deepcopy(g.bit_generator.state))
 

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import Tensor, _leaf
 from .modules import Module
 
 __all__ = ["Parameter", "Identity", "ModuleList", "ModuleDict"]
@@ -40,7 +40,7 @@ class Parameter(Tensor):
     def __new__(cls, data: Any = None, requires_grad: bool = True) -> "Parameter":
         if data is None:
             data = np.zeros(0)
-        t = Tensor.__new__(Tensor, data, requires_grad=requires_grad)
+        t = _leaf(data, requires_grad)
         t.__class__ = cls
         return t
 

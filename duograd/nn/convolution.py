@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import conv as C
-from .._tensor import Tensor
+from .._tensor import Tensor, tensor
 from ..random import as_rng
 from . import init
 from .modules import Module, _input
@@ -38,7 +38,7 @@ def _positive(n: Any, name: str, layer: str) -> int:
 
 
 def _empty(shape: Any, dtype: Any) -> Tensor:
-    return Tensor(np.empty(shape, dtype=np.float64 if dtype is None else dtype), requires_grad=True)
+    return tensor(np.empty(shape, dtype=np.float64 if dtype is None else dtype), requires_grad=True)
 
 
 class _ConvNd(Module):

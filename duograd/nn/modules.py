@@ -396,7 +396,7 @@ class Module:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor(np.zeros_like(p.grad._data))
+                p.grad = tensor(np.zeros_like(p.grad._data))
 
     # ------------------------------------------------------------ state
     def state_dict(self) -> "OrderedDict[str, np.ndarray]":
@@ -546,8 +546,8 @@ class Linear(Module):
             if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
                 raise ValueError(f"Linear: {name} must be a non-negative int, got {n!r}")
         self.in_features, self.out_features = int(in_features), int(out_features)
-        self.weight = Tensor(np.empty((self.out_features, self.in_features)), requires_grad=True)
-        self.bias = Tensor(np.empty(self.out_features), requires_grad=True) if bias else None
+        self.weight = tensor(np.empty((self.out_features, self.in_features)), requires_grad=True)
+        self.bias = tensor(np.empty(self.out_features), requires_grad=True) if bias else None
         self._reset(as_rng(rng))
 
     def reset_parameters(self) -> None:

@@ -55,7 +55,7 @@ def _check_device(device: Any, layer: str) -> None:
 
 def _param(gen: np.random.Generator, bound: float, shape: tuple, dtype: Any) -> Tensor:
     data = gen.uniform(-bound, bound, shape)
-    return Tensor(data if dtype is None else data.astype(dtype), requires_grad=True)
+    return tensor(data if dtype is None else data.astype(dtype), requires_grad=True)
 
 
 def _stack(ts: list) -> Tensor:

@@ -37,7 +37,7 @@ from .. import _context as _ctx
 from .._context import Host, Update
 from .._versions import bump as _bump
 from ..autograd import host
-from .._tensor import Tensor  # a public name; not `from .. import` (an import cycle)
+from .._tensor import Tensor, tensor  # public names; not `from .. import` (an import cycle)
 from . import foreach
 from .foreach import lerp_ as _lerp_
 
@@ -212,7 +212,7 @@ class Optimizer:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor(np.zeros_like(p.grad._data))
+                p.grad = tensor(np.zeros_like(p.grad._data))
 
     def step(self) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

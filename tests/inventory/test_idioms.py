@@ -50,8 +50,6 @@ def test_asking_for_cuda_raises_torchs_error(torch, request_: str) -> None:
         run(dg)
 
 
-@pytest.mark.xfail(strict=True, reason="needs duograd/_tensor.py (not this branch's to edit): "
-                   "_device_name should raise AssertionError for 'cuda' and dg.device('cuda') should construct")
 def test_device_cuda_in_a_factory_raises_torchs_error(torch) -> None:
     assert _error(lambda: torch.zeros(2, device="cuda")) is AssertionError
     assert str(torch.device("cuda")) == "cuda"

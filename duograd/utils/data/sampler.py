@@ -17,7 +17,7 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 
-from ..._tensor import Tensor
+from ..._tensor import Tensor, tensor
 from ... import random as _random
 
 __all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
@@ -148,7 +148,7 @@ class WeightedRandomSampler(Sampler):
         if w.ndim != 1:
             raise ValueError(f"weights should be a 1d sequence but given weights have shape "
                              f"{tuple(w.shape)}")
-        self.weights = Tensor(w)
+        self.weights = tensor(w)
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
