@@ -60,3 +60,22 @@ COVERED_BY: dict[str, str] = {
 # Public names that torch also has and that have no row yet. Empty when the table is complete.
 KNOWN_MISSING: frozenset[str] = frozenset({
 })
+
+# issue 28 (branch nnoptim): the new optimizers and schedules, compared with torch step by step
+COVERED_BY.update({
+    "optim.Adadelta": "tests/nn_optim/test_optim_new.py::test_new_optimizer_matches_torch_over_30_steps",
+    "optim.RAdam": "tests/nn_optim/test_optim_new.py::test_new_optimizer_matches_torch_over_30_steps",
+    "optim.Rprop": "tests/nn_optim/test_optim_new.py::test_new_optimizer_matches_torch_over_30_steps",
+    "optim.ASGD": "tests/nn_optim/test_optim_new.py::test_new_optimizer_matches_torch_over_30_steps",
+    "optim.Adafactor": "tests/nn_optim/test_optim_new.py::test_new_optimizer_matches_torch_over_30_steps",
+    "optim.Muon": "tests/nn_optim/test_optim_new.py::test_muon_matches_torch_over_30_steps",
+    "optim.LBFGS": "tests/nn_optim/test_optim_new.py::test_lbfgs_matches_torch",
+    "optim.SparseAdam": "tests/nn_optim/test_optim_new.py::test_sparse_adam_is_refused_by_name",
+    "lr_scheduler.MultiStepLR": "tests/nn_optim/test_lr_scheduler_new.py::test_lr_sequence_matches_torch",
+    "lr_scheduler.ConstantLR": "tests/nn_optim/test_lr_scheduler_new.py::test_lr_sequence_matches_torch",
+    "lr_scheduler.PolynomialLR": "tests/nn_optim/test_lr_scheduler_new.py::test_lr_sequence_matches_torch",
+    "lr_scheduler.MultiplicativeLR": "tests/nn_optim/test_lr_scheduler_new.py::test_lr_sequence_matches_torch",
+    "lr_scheduler.CyclicLR": "tests/nn_optim/test_lr_scheduler_new.py::test_lr_sequence_matches_torch",
+    "lr_scheduler.CosineAnnealingWarmRestarts": "tests/nn_optim/test_lr_scheduler_new.py::test_lr_sequence_matches_torch",
+    "lr_scheduler.ChainedScheduler": "tests/nn_optim/test_lr_scheduler_new.py::test_lr_sequence_matches_torch",
+})
