@@ -81,7 +81,9 @@ def _stack(ts: list) -> Tensor:
 
 
 def _inplace(x: Any, result: Tensor) -> Tensor:
-    """``x`` overwritten with ``result`` (the in-place forms ``relu_`` ...), as torch."""
+    """``x`` overwritten with ``result`` (the in-place forms ``relu_`` ...), as torch;
+    ``result`` must have been computed from ``x.clone()`` (so that the operation's saved
+    input is not the tensor written)."""
     x = _as_tensor(x)
     x.copy_(result)
     return x
@@ -162,7 +164,8 @@ def threshold(input: Any, threshold: float, value: float, inplace: bool = False)
     array([9., 9., 2.])
     """
     x = _as_tensor(input)
-    out = where(x > threshold, x, float(value))
+    y = x.clone() if inplace else x
+    out = where(y > threshold, y, float(value))
     return _inplace(x, out) if inplace else out
 
 
@@ -241,7 +244,8 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
         slope = _draw(_rrelu_slopes, as_rng(None), float(lower), float(upper), x.shape, x.dtype)
     else:
         slope = (lower + upper) / 2
-    out = where(x >= 0, x, x * slope)
+    y = x.clone() if inplace else x
+    out = where(y >= 0, y, y * slope)
     return _inplace(x, out) if inplace else out
 
 
@@ -261,7 +265,7 @@ def _inplace_of(name: str) -> Callable[..., Tensor]:
     def fn(input: Any, *args: Any, **kw: Any) -> Tensor:
         from . import functional as F
         kw.pop("inplace", None)
-        return _inplace(input, getattr(F, name)(input, *args, **kw))
+        return _inplace(input, getattr(F, name)(_as_tensor(input).clone(), *args, **kw))
     fn.__name__ = fn.__qualname__ = name + "_"
     fn.__doc__ = (f"``{name}`` in place, as ``torch.nn.functional.{name}_``.\n\n"
                   "    >>> import duograd as dg\n"
@@ -313,7 +317,8 @@ def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = F
     if p == 1.0:
         out = x * np.zeros(x.shape, x.dtype)
     else:
-        out = x * (_mask(x, p, x.shape).astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p)))
+        y = x.clone() if inplace else x
+        out = y * (_mask(x, p, x.shape).astype(x.dtype) * x.dtype.type(1.0 / (1.0 - p)))
     return _inplace(x, out) if inplace else out
 
 
@@ -325,9 +330,16 @@ def _feature_dropout(x: Tensor, p: float, training: bool, inplace: bool, d: int,
     if not training or p == 0.0:
         return x
     shape = x.shape[:x.ndim - d] + (1,) * d
+    if d == 2 and x.ndim == 3:  # torch reads a 3-D input of dropout2d as (N, C, L), with a warning
+        import warnings
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. Use dropout1d for that.", UserWarning,
+                      stacklevel=3)
+        shape = x.shape[:2] + (1,)
     keep = np.zeros(shape, bool) if p == 1.0 else _mask(x, p, shape)
     scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
-    out = x * (keep.astype(x.dtype) * x.dtype.type(scale))
+    out = (x.clone() if inplace else x) * (keep.astype(x.dtype) * x.dtype.type(scale))
     return _inplace(x, out) if inplace else out
 
 
@@ -384,7 +396,7 @@ def _alpha_dropout(x: Tensor, p: float, training: bool, inplace: bool, feature: 
     b = -a * alpha_p * p
     shape = x.shape[:2] + (1,) * (x.ndim - 2) if feature else x.shape
     keep = _mask(x, p, shape).astype(x.dtype)
-    out = x * (keep * a) + ((1 - keep) * (alpha_p * a) + b).astype(x.dtype)
+    out = (x.clone() if inplace else x) * (keep * a) + ((1 - keep) * (alpha_p * a) + b).astype(x.dtype)
     return _inplace(x, out) if inplace else out
 
 
@@ -839,10 +851,10 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool
     x, t = _floats("poisson_nll_loss", input, target)
     loss = x.exp() - t * x if log_input else x - t * (x + eps).log()
     if full:
-        tv = t.detach()
-        safe = where(tv > 1, tv, 2.0)
+        big = t._data > 1
+        safe = where(big, t, 2.0)
         stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
-        loss = loss + where(tv > 1, stirling, 0.0)
+        loss = loss + where(big, stirling, 0.0)
     return _reduce(loss, reduction)
 
 
@@ -960,8 +972,8 @@ def _logsumexp_stack(parts: list[Tensor]) -> Tensor:
     m = s.detach().amax(dim=0)
     finite = np.isfinite(m._data)
     shift = where(finite, m, 0.0).detach()
-    out = (s - shift).exp().sum(dim=0).log() + shift
-    return where(finite, out, -np.inf)
+    total = where(finite, (s - shift).exp().sum(dim=0), 1.0)  # (no log(0): its gradient is NaN)
+    return where(finite, total.log() + shift, -np.inf)
 
 
 # ====================================================================== normalisation
@@ -1025,8 +1037,10 @@ def rms_norm(input: Any, normalized_shape: Sequence[int] | int, weight: Any = No
     array([[0.8485, 1.1314]])
     """
     x = _as_tensor(input)
-    shape = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) \
-        else tuple(int(v) for v in normalized_shape)
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise TypeError(f"rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        f"ints, not {type(normalized_shape).__name__}")
+    shape = tuple(int(v) for v in normalized_shape)
     k = len(shape)
     if x.ndim < k or x.shape[x.ndim - k:] != shape:
         raise RuntimeError(f"rms_norm: normalized_shape {list(shape)} does not match the trailing "
@@ -1352,11 +1366,12 @@ def affine_grid(theta: Any, size: Sequence[int], align_corners: bool | None = No
     size = tuple(int(s) for s in size)
     ac = bool(align_corners)
     d = len(size) - 2
-    if d not in (2, 3) or th.shape != (size[0], d, d + 1):
-        raise ValueError(f"affine_grid: expected theta of shape (N, {d}, {d + 1}) for size "
-                         f"{list(size)}, got {th.shape}" if d in (2, 3) else
-                         f"affine_grid only supports 4D and 5D sizes, for 2D and 3D affine "
-                         f"transforms, respectively. Got size {list(size)}.")
+    if d not in (2, 3):
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if th.shape != (size[0], d, d + 1):
+        raise ValueError(f"Expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for "
+                         f"size {size}. Got {th.shape}.")
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {list(size)}")
 
