@@ -47,3 +47,9 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            "Conv1d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "MaxPool1d", "MaxUnpool1d",
            "MaxUnpool2d", "AvgPool1d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "Upsample", "Unfold", "Fold"]
+# issue 28 (branch nnoptim): the module classes of the rest of nn.functional, lazy modules,
+# parameter containers
+from . import layers_more as _layers_more  # noqa: E402
+from .layers_more import *  # noqa: E402,F401,F403
+
+__all__ += _layers_more.__all__
