@@ -844,8 +844,10 @@ class EmbeddingBag(Module):
 
 
 class CrossMapLRN2d(Module):
-    """Local response normalisation across the channels of a 4-D input (torch's legacy
-    form of ``LocalResponseNorm``), as ``torch.nn.CrossMapLRN2d``.
+    """Local response normalisation across the channels of a 4-D input, as
+    ``torch.nn.CrossMapLRN2d``: ``x / (k + alpha / size * s) ** beta`` with ``s`` the sum of
+    squares over torch's running window of channels (its legacy recurrence, whose window
+    keeps channel 0 once it has passed it: reproduced as it is).
 
     >>> import duograd as dg
     >>> from duograd import nn
@@ -856,14 +858,62 @@ class CrossMapLRN2d(Module):
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1) -> None:
         self.size, self.alpha, self.beta, self.k = int(size), alpha, beta, k
 
+    def _window(self, c: int) -> np.ndarray:
+        """(C, C) membership: row c lists the channels torch's recurrence sums for c."""
+        pre = int((self.size - 1) / 2 + 1)
+        w = np.zeros((c, c))
+        w[0, :min(pre, c)] = 1
+        for ch in range(1, c):
+            w[ch] = w[ch - 1]
+            if ch < c - pre + 1:
+                w[ch, ch + pre - 1] += 1
+            if ch > pre:
+                w[ch, ch - pre] -= 1
+        return w
+
     def forward(self, input: Any) -> Tensor:
         x = _as_tensor(input)
         if x.ndim != 4:
-            raise ValueError(f"CrossMapLRN2d: expected a 4D input, got {x.ndim}D")
-        return M.local_response_norm(x, self.size, self.alpha, self.beta, self.k)
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {x.ndim}D instead.")
+        return _cross_map_lrn(self)(x)
 
     def _extra_repr(self) -> str:
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+def _mix(t: Tensor, w: np.ndarray) -> Tensor:
+    """Channel c of the result is the sum of ``t``'s channels j with ``w[c, j]``."""
+    m = tensor(w.astype(t.dtype))
+    return (t.permute(0, 2, 3, 1) @ m.T).permute(0, 3, 1, 2)
+
+
+def _cross_map_lrn(layer: "CrossMapLRN2d") -> Callable[[Tensor], Tensor]:
+    """torch's CrossMapLRN2d as an autograd Function: its forward, and its own backward
+    (whose channel window differs from the forward's, as torch's does)."""
+    from ..autograd import Function
+
+    size, alpha, beta, k = layer.size, layer.alpha, layer.beta, layer.k
+
+    class _Fn(Function):
+        @staticmethod
+        def forward(ctx: Any, x: Tensor) -> Tensor:
+            c = x.shape[1]
+            scale = _mix(x * x, layer._window(c)) * (alpha / size) + k
+            out = x * scale ** (-beta)
+            ctx.save_for_backward(x, out, scale)
+            return out
+
+        @staticmethod
+        def backward(ctx: Any, g: Tensor) -> Tensor:
+            x, out, scale = ctx.saved_tensors
+            c = x.shape[1]
+            ipp = int(size - (size - 1) / 2)
+            j = np.arange(c)
+            w = ((j[None, :] >= j[:, None] - ipp) & (j[None, :] <= j[:, None] + size - 1 - ipp))
+            ratio = _mix(g * out / scale, w.astype(np.float64))
+            return scale ** (-beta) * g - (2 * alpha * beta / size) * x * ratio
+
+    return _Fn.apply
 
 
 def _nll2d() -> type:
@@ -1194,14 +1244,15 @@ LazyConvTranspose3d = _lazy_transpose3d()
 
 
 def _lazy_norm(name: str, real: Callable[[], type], instance: bool) -> type:
-    def __init__(self: _Lazy, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = not instance,
-                 track_running_stats: bool = not instance, device: Any = None, dtype: Any = None) -> None:
+    def __init__(self: _Lazy, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
         self._opts = dict(eps=eps, momentum=momentum, affine=affine,
                           track_running_stats=track_running_stats)
         self.weight = UninitializedParameter() if affine else None
         self.bias = UninitializedParameter() if affine else None
         if track_running_stats:
-            self.running_mean, self.running_var = UninitializedBuffer(), UninitializedBuffer()
+            self.register_buffer("running_mean", UninitializedBuffer())
+            self.register_buffer("running_var", UninitializedBuffer())
 
     def _build(self: _Lazy, x: Tensor) -> Module:
         cls = real()
