@@ -198,3 +198,27 @@ def test_bad_arguments_raise_as_torch(torch, make):
         make(torch)
     with pytest.raises(type(e.value)):
         make(dg)
+
+
+def test_module_classes_without_weights_match_torch(torch):
+    """The dropout modules (eval: the identity; train: torch's mask structure), MaxUnpool3d,
+    NLLLoss2d and Container, against torch."""
+    x = R.standard_normal((2, 4, 3, 3, 3))
+    for name, shape in [("Dropout1d", (2, 4, 3)), ("Dropout2d", (2, 4, 3, 3)), ("Dropout3d", x.shape),
+                        ("AlphaDropout", (2, 4)), ("FeatureAlphaDropout", (2, 4, 3))]:
+        a = x.reshape(-1)[:int(np.prod(shape))].reshape(shape)
+        m, tm = getattr(nn, name)(0.4).eval(), getattr(torch.nn, name)(0.4).eval()
+        np.testing.assert_array_equal(m(dg.tensor(a)).numpy(), tm(torch.tensor(a)).numpy())
+        assert repr(m) == repr(tm)
+        assert m.train()(dg.tensor(a)).shape == tuple(tm.train()(torch.tensor(a)).shape)
+    y, i = nn.MaxPool3d(2, return_indices=True)(dg.tensor(x))
+    ty, ti = torch.nn.MaxPool3d(2, return_indices=True)(torch.tensor(x))
+    np.testing.assert_array_equal(nn.MaxUnpool3d(2)(y, i, output_size=(3, 3, 3)).numpy(),
+                                  torch.nn.MaxUnpool3d(2)(ty, ti, output_size=(3, 3, 3)).numpy())
+    logp = R.standard_normal((2, 3, 2, 2))
+    t = R.integers(0, 3, (2, 2, 2))
+    assert nn.NLLLoss2d()(dg.tensor(logp), dg.tensor(t)).item() == pytest.approx(
+        torch.nn.NLLLoss2d()(torch.tensor(logp), torch.tensor(t)).item(), rel=1e-14)
+    c = nn.Container(a=nn.Linear(2, 3, rng=0), b=nn.ReLU())
+    tc = torch.nn.Container(a=torch.nn.Linear(2, 3), b=torch.nn.ReLU())
+    assert list(c.state_dict()) == list(tc.state_dict())
