@@ -35,6 +35,8 @@ __all__ = [
     "max_pool2d_with_indices", "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
     "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "embedding_bag",
     "upsample", "upsample_nearest", "upsample_bilinear", "conv_tbc", "affine_grid", "grid_sample",
+    "linear_cross_entropy", "fractional_max_pool2d", "fractional_max_pool3d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -1469,3 +1471,168 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
                + at(y0 + 1, x0) * (wx0 * wy1).unsqueeze(-1) + at(y0 + 1, x0 + 1) * (wx1 * wy1).unsqueeze(-1))
     return out.permute(0, 3, 1, 2)
 
+
+
+# ====================================================================== linear + cross-entropy
+
+def linear_cross_entropy(input: Any, linear_weight: Any, target: Any, *, linear_bias: Any = None,
+                         weight: Any = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``, as
+    ``torch.nn.functional.linear_cross_entropy`` (``ignore_index`` None means -100).
+    ``options`` (torch's chunked evaluation, a memory saving) is accepted; the logits are
+    computed whole here.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> round(F.linear_cross_entropy(dg.ones((1, 2)), dg.zeros((3, 2)), dg.tensor([0])).item(), 6)
+    1.098612
+    """
+    from . import functional as F
+    w = _as_tensor(linear_weight)
+    x = _as_tensor(input)
+    if w.ndim > 2:  # (C, d1, ..., in): logits (N, C, d1, ...)
+        logits = (x @ w.reshape(-1, w.shape[-1]).T).reshape((x.shape[0],) + w.shape[:-1])
+    else:
+        logits = linear(x, w)
+    if linear_bias is not None:
+        logits = logits + _as_tensor(linear_bias)
+    return F.cross_entropy(logits, target, weight=weight, reduction=reduction,
+                           ignore_index=-100 if ignore_index is None else int(ignore_index),
+                           label_smoothing=label_smoothing)
+
+
+# ====================================================================== fractional max pooling
+
+def _fractional_starts(n: int, k: int, o: int, u: np.ndarray) -> np.ndarray:
+    """torch's pseudo-random window starts: for each sample ``u`` in [0, 1), ``o`` starts
+    in [0, n - k], the last one at ``n - k``."""
+    if o == 1:
+        return np.full(u.shape + (1,), n - k, np.int64)
+    alpha = (n - k) / (o - 1)
+    i = np.arange(o - 1)
+    starts = (np.floor((i + u[..., None]) * alpha) - np.floor(u[..., None] * alpha)).astype(np.int64)
+    last = np.full(u.shape + (1,), n - k, np.int64)
+    return np.concatenate([starts, last], axis=-1)
+
+
+def _fractional_max_pool(d: int, fn: str, input: Any, kernel_size: Any, output_size: Any,
+                         output_ratio: Any, return_indices: bool, _random_samples: Any) -> Any:
+    from ..random import as_rng
+    x = _as_tensor(input)
+    if x.ndim not in (d + 1, d + 2):
+        raise RuntimeError(f"{fn}: expected a {d + 1}D or {d + 2}D input, got shape {x.shape}")
+    unbatched = x.ndim == d + 1
+    if unbatched:
+        x = x.unsqueeze(0)
+    n, c = x.shape[:2]
+    spatial = x.shape[2:]
+    kernel = _conv._ints(kernel_size, d, "kernel_size", fn, 1)
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
+    if output_size is None:
+        ratios = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,) * d
+        outs = tuple(int(sz * r) for sz, r in zip(spatial, ratios))
+    else:
+        outs = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * d
+        outs = tuple(int(o) for o in outs)
+    for sz, k, o in zip(spatial, kernel, outs):
+        if o + k - 1 > sz:
+            raise RuntimeError(f"{fn}: output_size {outs} + kernel_size {kernel} - 1 is too large "
+                               f"for the input size {tuple(spatial)}")
+    if _random_samples is None:
+        u = as_rng(None).random((n, c, d)).astype(x.dtype)
+    else:
+        u = np.asarray(_random_samples._data if isinstance(_random_samples, Tensor) else _random_samples)
+        if u.dtype != x.dtype:
+            raise RuntimeError("Expect _random_samples to have the same dtype as input")
+        if u.shape != (n, c, d):
+            raise RuntimeError(f"{fn}: _random_samples must have shape {(n, c, d)}, got {u.shape}")
+    # torch reads the samples (W, H) in 2-D and (T, H, W) in 3-D
+    order = [1, 0] if d == 2 else [0, 1, 2]
+    starts = [_fractional_starts(spatial[a], kernel[a], outs[a], u[..., order[a]]) for a in range(d)]
+    flat = x.reshape(n, c, -1)
+    pos = np.zeros((n, c) + outs + kernel, np.int64)
+    for a in range(d):
+        st = starts[a]                                 # (n, c, o_a)
+        shape_o = [1] * d
+        shape_o[a] = outs[a]
+        shape_k = [1] * d
+        shape_k[a] = kernel[a]
+        idx = st.reshape((n, c) + tuple(shape_o) + (1,) * d) + np.arange(kernel[a]).reshape(
+            (1, 1) + (1,) * d + tuple(shape_k))
+        pos = pos * spatial[a] + idx
+    nn_ = np.arange(n).reshape((n,) + (1,) * (1 + 2 * d))
+    cc = np.arange(c).reshape((1, c) + (1,) * (2 * d))
+    windows = flat[nn_, cc, pos].reshape((n, c) + outs + (-1,))
+    out = windows.amax(dim=-1)
+    if unbatched:
+        out = out.squeeze(0)
+    if not return_indices:
+        return out
+    arg = np.argmax(windows._data, axis=-1)
+    index = np.take_along_axis(pos.reshape((n, c) + outs + (-1,)), arg[..., None], axis=-1)[..., 0]
+    index = tensor(index[0] if unbatched else index)
+    return out, index
+
+
+def fractional_max_pool2d(input: Any, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Any = None) -> Any:
+    """Fractional max pooling over (N, C, H, W) or (C, H, W), as
+    ``torch.nn.functional.fractional_max_pool2d``: windows of ``kernel_size`` at torch's
+    pseudo-random starts, one sample in [0, 1) per plane and axis (``_random_samples``
+    (N, C, 2), else drawn from the default generator).
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> F.fractional_max_pool2d(dg.arange(16.0).reshape(1, 1, 4, 4), 2, output_size=2,
+    ...                         _random_samples=dg.zeros((1, 1, 2))).numpy()
+    array([[[[ 5.,  7.],
+             [13., 15.]]]])
+    """
+    return _fractional_max_pool(2, "fractional_max_pool2d", input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool3d(input: Any, kernel_size: Any, output_size: Any = None,
+                          output_ratio: Any = None, return_indices: bool = False,
+                          _random_samples: Any = None) -> Any:
+    """Fractional max pooling over (N, C, D, H, W) or (C, D, H, W), as
+    ``torch.nn.functional.fractional_max_pool3d`` (``_random_samples`` (N, C, 3)).
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> F.fractional_max_pool3d(dg.arange(8.0).reshape(1, 1, 2, 2, 2), 2, output_size=1).numpy().ravel()
+    array([7.])
+    """
+    return _fractional_max_pool(3, "fractional_max_pool3d", input, kernel_size, output_size,
+                                output_ratio, return_indices, _random_samples)
+
+
+def fractional_max_pool2d_with_indices(input: Any, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Any = None) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool2d(..., return_indices=True)``.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> len(F.fractional_max_pool2d_with_indices(dg.ones((1, 1, 4, 4)), 2, output_size=2))
+    2
+    """
+    return _fractional_max_pool(2, "fractional_max_pool2d", input, kernel_size, output_size,
+                                output_ratio, True, _random_samples)
+
+
+def fractional_max_pool3d_with_indices(input: Any, kernel_size: Any, output_size: Any = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Any = None) -> tuple[Tensor, Tensor]:
+    """``fractional_max_pool3d(..., return_indices=True)``.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> len(F.fractional_max_pool3d_with_indices(dg.ones((1, 1, 2, 2, 2)), 1, output_size=2))
+    2
+    """
+    return _fractional_max_pool(3, "fractional_max_pool3d", input, kernel_size, output_size,
+                                output_ratio, True, _random_samples)

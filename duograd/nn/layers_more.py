@@ -46,7 +46,8 @@ __all__ = [
     "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d", "LazyBatchNorm2d",
     "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
     "UninitializedParameter", "UninitializedBuffer", "ConvTranspose3d", "LazyConvTranspose3d",
-    "NLLLoss2d", "CrossMapLRN2d", "Container", "DataParallel",
+    "NLLLoss2d", "CrossMapLRN2d", "Container", "DataParallel", "FractionalMaxPool2d",
+    "FractionalMaxPool3d", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions",
 ]
 
 
@@ -795,6 +796,101 @@ class AdaptiveMaxPool3d(Module):
 
     def _extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class _FractionalMaxPool(Module):
+    _fn: Any = None
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Any = None) -> None:
+        name = type(self).__name__
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if output_ratio is not None:
+            ratios = output_ratio if isinstance(output_ratio, (tuple, list)) else (output_ratio,)
+            if not all(0 < r < 1 for r in ratios):
+                raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices, self._random_samples = bool(return_indices), _random_samples
+
+    def forward(self, input: Any) -> Any:
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                              self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """``F.fractional_max_pool2d`` as a module, as ``torch.nn.FractionalMaxPool2d``.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.FractionalMaxPool2d(2, output_size=3)(dg.ones((1, 2, 5, 5))).shape
+    (1, 2, 3, 3)
+    """
+
+    _fn = staticmethod(M.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """``F.fractional_max_pool3d`` as a module, as ``torch.nn.FractionalMaxPool3d``.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> nn.FractionalMaxPool3d(2, output_ratio=0.5)(dg.ones((1, 2, 4, 4, 4))).shape
+    (1, 2, 2, 2, 2)
+    """
+
+    _fn = staticmethod(M.fractional_max_pool3d)
+
+
+class LinearCrossEntropyOptions:
+    """torch's options for a chunked ``linear_cross_entropy`` (a memory saving): accepted
+    and kept; duograd computes the logits whole, with the same result.
+
+    >>> from duograd import nn
+    >>> nn.LinearCrossEntropyOptions(batch_chunk_size=8).batch_chunk_size
+    8
+    """
+
+    def __init__(self, allow_retain_graph: bool = False, batch_chunk_size: int | None = None,
+                 chunking_method: str | None = "auto", acc_policy: str = "auto",
+                 acc_dtype: Any = None) -> None:
+        self.allow_retain_graph, self.batch_chunk_size = allow_retain_graph, batch_chunk_size
+        self.chunking_method, self.acc_policy, self.acc_dtype = chunking_method, acc_policy, acc_dtype
+
+
+class LinearCrossEntropyLoss(Module):
+    """A ``Linear(in_features, num_classes, bias)`` (as ``self.linear``) followed by the
+    cross-entropy, as ``torch.nn.LinearCrossEntropyLoss`` (``out_features`` () only).
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> m = nn.LinearCrossEntropyLoss(4, 3)
+    >>> list(m.state_dict()), m(dg.ones((2, 4)), dg.tensor([0, 2])).shape
+    (['linear.weight'], ())
+    """
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (),
+                 bias: bool = False, device: Any = None, dtype: Any = None, reduction: str = "mean",
+                 weight: Any = None, ignore_index: int | None = None, label_smoothing: float = 0.0,
+                 options: Any = None, rng: Any = None) -> None:
+        if tuple(out_features):
+            raise NotImplementedError("LinearCrossEntropyLoss: out_features other than () is not supported")
+        self.in_features, self.num_classes, self.out_features = int(in_features), int(num_classes), ()
+        self.reduction, self.ignore_index, self.label_smoothing = reduction, ignore_index, label_smoothing
+        self.options = options
+        if weight is not None:
+            self.register_buffer("weight", _as_tensor(weight))
+        else:
+            self.weight = None
+        self.linear = Linear(self.in_features, self.num_classes, bias, rng=rng)
+
+    def forward(self, input: Any, target: Any) -> Tensor:
+        return M.linear_cross_entropy(input, self.linear.weight, target, linear_bias=self.linear.bias,
+                                      weight=self.weight, reduction=self.reduction,
+                                      ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
 
 
 # ====================================================================== embedding bags

@@ -178,3 +178,10 @@ COVERED_BY.update({
     "nn.Container": "tests/nn_optim/test_layers_more.py::test_module_classes_without_weights_match_torch",
     "nn.DataParallel": "tests/nn_optim/test_layers_more.py::test_data_parallel_wraps_one_module_as_torch",
 })
+
+COVERED_BY.update({
+    "nn.FractionalMaxPool2d": "tests/nn_optim/test_layers_more.py::test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch",
+    "nn.FractionalMaxPool3d": "tests/nn_optim/test_layers_more.py::test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch",
+    "nn.LinearCrossEntropyLoss": "tests/nn_optim/test_layers_more.py::test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch",
+    "nn.LinearCrossEntropyOptions": "tests/nn_optim/test_layers_more.py::test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch",
+})

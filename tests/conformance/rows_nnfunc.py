@@ -243,3 +243,35 @@ row("F.grid_sample", _grid, [
     S(F(1, 2, 3, 4), F(1, 4, 3, 2, domain="unit"), padding_mode="reflection", align_corners=True),
     S(F(1, 2, 3, 4), F(1, 4, 3, 2, domain="unit", grad=False), mode="nearest", align_corners=False)],
     errors=[S(F(1, 2, 3, 4), F(1, 4, 3, 2), mode="cubic"), S(F(1, 2, 3, 4), F(1, 4, 3, 2), padding_mode="wrap")])
+
+# ---------------------------------------------------------------- linear + cross-entropy, fractional pools
+
+row("F.linear_cross_entropy", lambda m, x, w, t, **kw: m.nn.functional.linear_cross_entropy(x, w, t, **kw), [
+    S(F(5, 3), F(4, 3), I(5, high=4)), S(F(5, 3), F(4, 3), I(5, high=4), linear_bias=F(4), reduction="sum"),
+    S(F(5, 3), F(4, 3), I(5, low=-1, high=4), ignore_index=-1, label_smoothing=0.1),
+    S(F(5, 3), F(4, 3), I(5, high=4), weight=F(4, domain="positive", grad=False), reduction="none")])
+
+
+def _frac(m, x, u, d, **kw):
+    fn = getattr(m.nn.functional, f"fractional_max_pool{d}d")
+    return fn(x, kw.pop("k", 2), _random_samples=u, **kw)
+
+
+def _samples(n, c, d):
+    return np.random.default_rng(7).random((n, c, d))
+
+
+row("F.fractional_max_pool2d", lambda m, x, **kw: _frac(m, x, m.tensor(_samples(2, 3, 2)).to(x.dtype), 2, **kw), [
+    S(F(2, 3, 9, 7, domain="distinct"), output_size=(4, 3)),
+    S(F(2, 3, 9, 7, domain="distinct"), k=(3, 2), output_ratio=(0.5, 0.5)),
+    S(F(2, 3, 9, 7, domain="distinct"), k=3, output_size=5, return_indices=True)],
+    errors=[S(F(2, 3, 9, 7), output_size=(9, 7))])
+row("F.fractional_max_pool3d", lambda m, x, **kw: _frac(m, x, m.tensor(_samples(1, 2, 3)).to(x.dtype), 3, **kw), [
+    S(F(1, 2, 6, 5, 7, domain="distinct"), k=(2, 2, 3), output_size=(3, 2, 4)),
+    S(F(1, 2, 6, 5, 7, domain="distinct"), output_size=3, return_indices=True)])
+row("F.fractional_max_pool2d_with_indices", lambda m, x, **kw: m.nn.functional.fractional_max_pool2d_with_indices(
+        x, 2, _random_samples=m.tensor(_samples(2, 3, 2)).to(x.dtype), **kw),
+    [S(F(2, 3, 8, 8, domain="distinct"), output_size=(5, 4))])
+row("F.fractional_max_pool3d_with_indices", lambda m, x, **kw: m.nn.functional.fractional_max_pool3d_with_indices(
+        x, 2, _random_samples=m.tensor(_samples(1, 2, 3)).to(x.dtype), **kw),
+    [S(F(1, 2, 5, 5, 5, domain="distinct"), output_size=(3, 3, 2))])

@@ -222,3 +222,37 @@ def test_module_classes_without_weights_match_torch(torch):
     c = nn.Container(a=nn.Linear(2, 3, rng=0), b=nn.ReLU())
     tc = torch.nn.Container(a=torch.nn.Linear(2, 3), b=torch.nn.ReLU())
     assert list(c.state_dict()) == list(tc.state_dict())
+
+
+def test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch(torch):
+    x = np.random.default_rng(2).permutation(np.linspace(-2, 2, 2 * 3 * 8 * 8)).reshape(2, 3, 8, 8)
+    u = R.random((2, 3, 2))
+    m = nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5), return_indices=True, _random_samples=dg.tensor(u))
+    tm = torch.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5), return_indices=True,
+                                      _random_samples=torch.tensor(u))
+    (y, i), (ty, ti) = m(dg.tensor(x)), tm(torch.tensor(x))
+    np.testing.assert_array_equal(y.numpy(), ty.numpy())
+    np.testing.assert_array_equal(i.numpy(), ti.numpy())
+    x3 = R.standard_normal((1, 2, 4, 4, 4))
+    u3 = R.random((1, 2, 3))
+    np.testing.assert_array_equal(
+        nn.FractionalMaxPool3d(2, output_size=2, _random_samples=dg.tensor(u3))(dg.tensor(x3)).numpy(),
+        torch.nn.FractionalMaxPool3d(2, output_size=2, _random_samples=torch.tensor(u3))(torch.tensor(x3)).numpy())
+    for lib in (torch, dg):
+        with pytest.raises(ValueError):
+            lib.nn.FractionalMaxPool2d(2)
+        with pytest.raises(ValueError):
+            lib.nn.FractionalMaxPool2d(2, output_ratio=1.5)
+    tl = torch.nn.LinearCrossEntropyLoss(4, 3, bias=True, label_smoothing=0.1).double()
+    ml = nn.LinearCrossEntropyLoss(4, 3, bias=True, label_smoothing=0.1)
+    ml.load_state_dict(tl.state_dict())
+    xx, t = R.standard_normal((6, 4)), R.integers(0, 3, 6)
+    xd, xt = dg.tensor(xx, requires_grad=True), torch.tensor(xx, requires_grad=True)
+    a, b = ml(xd, dg.tensor(t)), tl(xt, torch.tensor(t))
+    assert a.item() == pytest.approx(b.item(), rel=1e-12)
+    a.backward()
+    b.backward()
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(ml.linear.weight.grad.numpy(), tl.linear.weight.grad.numpy(), rtol=1e-10)
+    assert nn.LinearCrossEntropyOptions(acc_policy="compact").acc_policy == \
+        torch.nn.LinearCrossEntropyOptions(acc_policy="compact").acc_policy
