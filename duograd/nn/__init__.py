@@ -53,3 +53,6 @@ from . import layers_more as _layers_more  # noqa: E402
 from .layers_more import *  # noqa: E402,F401,F403
 
 __all__ += _layers_more.__all__
+from .modules import Buffer  # noqa: E402,F401
+
+__all__ += ["Buffer"]

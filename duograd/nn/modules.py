@@ -206,7 +206,12 @@ class Module:
         """Parameters (``buffers`` False), registered buffers (True), or both in assignment
         order with only persistent buffers (``"state"``), under dotted names."""
         own = self.__dict__.get("_buffer_names", {})
-        for name, value in self._members():
+        members = list(self._members())
+        for name, value in members:
+            if isinstance(value, Buffer) and name not in own:  # (nn.Buffer: a buffer when assigned)
+                own = self.__dict__.setdefault("_buffer_names", {})
+                own[name] = value.persistent
+        for name, value in members:
             if isinstance(value, Tensor):
                 if buffers == "state" and own.get(name, True) or (name in own) == buffers:
                     yield prefix + name, value
@@ -690,6 +695,36 @@ class Module:
 
     def _extra_repr(self) -> str:
         return ""
+
+
+class Buffer(Tensor):
+    """A tensor that a module assigned it holds as a buffer (in ``state_dict`` when
+    ``persistent``, cast by ``to``, never a parameter), as ``torch.nn.Buffer``.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> m = nn.Module()
+    >>> m.steps = nn.Buffer(dg.zeros(1))
+    >>> list(m.state_dict()), list(m.parameters())
+    (['steps'], [])
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> "Buffer":
+        t = Tensor.__new__(Tensor, np.zeros(0) if data is None else
+                           (data._data if isinstance(data, Tensor) else np.asarray(data)))
+        t.__class__ = cls if persistent else _NonPersistentBuffer
+        return t
+
+    @property
+    def persistent(self) -> bool:
+        """Whether the buffer is in the module's ``state_dict``."""
+        return not isinstance(self, _NonPersistentBuffer)
+
+
+class _NonPersistentBuffer(Buffer):
+    __slots__ = ()
 
 
 class RemovableHandle:

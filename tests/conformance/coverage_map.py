@@ -185,3 +185,4 @@ COVERED_BY.update({
     "nn.LinearCrossEntropyLoss": "tests/nn_optim/test_layers_more.py::test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch",
     "nn.LinearCrossEntropyOptions": "tests/nn_optim/test_layers_more.py::test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch",
 })
+COVERED_BY["nn.Buffer"] = "tests/nn_optim/test_module_api.py::test_buffer_assigned_is_a_buffer_as_torch"

@@ -154,3 +154,14 @@ def test_zero_grad_and_load_state_dict_results_as_torch(torch):
     sd["extra"] = torch.zeros(1)
     r, tr = net.load_state_dict(sd, strict=False), tnet.load_state_dict(sd, strict=False)
     assert r.missing_keys == tr.missing_keys and r.unexpected_keys == tr.unexpected_keys
+
+
+def test_buffer_assigned_is_a_buffer_as_torch(torch):
+    m, tm = nn.Module(), torch.nn.Module()
+    m.w, tm.w = nn.Parameter(dg.ones(3)), torch.nn.Parameter(torch.ones(3))
+    m.a, tm.a = nn.Buffer(dg.zeros(2)), torch.nn.Buffer(torch.zeros(2))
+    m.b, tm.b = nn.Buffer(dg.ones(1), persistent=False), torch.nn.Buffer(torch.ones(1), persistent=False)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    assert [n for n, _ in m.named_buffers()] == [n for n, _ in tm.named_buffers()]
+    assert [n for n, _ in m.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert m.b.persistent is False and m.a.persistent is True
