@@ -37,6 +37,7 @@ __all__ = [
     "upsample", "upsample_nearest", "upsample_bilinear", "conv_tbc", "affine_grid", "grid_sample",
     "linear_cross_entropy", "fractional_max_pool2d", "fractional_max_pool3d",
     "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices",
+    "multi_head_attention_forward",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -1636,3 +1637,62 @@ def fractional_max_pool3d_with_indices(input: Any, kernel_size: Any, output_size
     """
     return _fractional_max_pool(3, "fractional_max_pool3d", input, kernel_size, output_size,
                                 output_ratio, True, _random_samples)
+
+
+# ====================================================================== attention
+
+def multi_head_attention_forward(query: Any, key: Any, value: Any, embed_dim_to_check: int,
+                                 num_heads: int, in_proj_weight: Any, in_proj_bias: Any,
+                                 bias_k: Any, bias_v: Any, add_zero_attn: bool, dropout_p: float,
+                                 out_proj_weight: Any, out_proj_bias: Any, training: bool = True,
+                                 key_padding_mask: Any = None, need_weights: bool = True,
+                                 attn_mask: Any = None, use_separate_proj_weight: bool = False,
+                                 q_proj_weight: Any = None, k_proj_weight: Any = None,
+                                 v_proj_weight: Any = None, static_k: Any = None,
+                                 static_v: Any = None, average_attn_weights: bool = True,
+                                 is_causal: bool = False) -> tuple[Tensor, Any]:
+    """``nn.MultiheadAttention``'s computation with the weights given, as
+    ``torch.nn.functional.multi_head_attention_forward``: (L, N, E) or (L, E) inputs;
+    returns ``(output, weights)`` (weights averaged over the heads with
+    ``average_attn_weights``, None without ``need_weights``). ``bias_k``/``bias_v``,
+    ``add_zero_attn`` and ``static_k``/``static_v`` are not supported.
+
+    >>> import duograd as dg
+    >>> from duograd.nn import functional as F
+    >>> x = dg.ones((3, 1, 4))
+    >>> out, w = F.multi_head_attention_forward(x, x, x, 4, 2, dg.ones((12, 4)) * 0.1, dg.zeros(12),
+    ...                                         None, None, False, 0.0, dg.eye(4), dg.zeros(4))
+    >>> out.shape, w.shape
+    ((3, 1, 4), (1, 3, 3))
+    """
+    from .attention import MultiheadAttention
+    from .modules import Linear
+    if bias_k is not None or bias_v is not None or add_zero_attn or static_k is not None \
+            or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: bias_k/bias_v, add_zero_attn "
+                                  "and static_k/static_v are not supported")
+    q = _as_tensor(query)
+    if q.shape[-1] != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got "
+                             f"{q.shape[-1]}")
+    if use_separate_proj_weight:
+        w = _cat([_as_tensor(q_proj_weight), _as_tensor(k_proj_weight), _as_tensor(v_proj_weight)])
+    else:
+        w = _as_tensor(in_proj_weight)
+    m = MultiheadAttention.__new__(MultiheadAttention)
+    e = int(embed_dim_to_check)
+    if e % num_heads:
+        raise AssertionError(f"embed_dim {e} not divisible by num_heads {num_heads}")
+    m.embed_dim, m.num_heads, m.head_dim = e, int(num_heads), e // int(num_heads)
+    m.dropout, m.batch_first, m.training = float(dropout_p), False, bool(training)
+    m.in_proj_weight, m.in_proj_bias = w, None if in_proj_bias is None else _as_tensor(in_proj_bias)
+    proj = Linear.__new__(Linear)
+    proj.in_features, proj.out_features = e, e
+    proj.weight = _as_tensor(out_proj_weight)
+    proj.bias = None if out_proj_bias is None else _as_tensor(out_proj_bias)
+    m.out_proj = proj
+    from ..random import as_rng
+    m._rng = as_rng(None)
+    return m.forward(query, key, value, key_padding_mask=key_padding_mask,
+                     need_weights=need_weights, attn_mask=attn_mask,
+                     average_attn_weights=average_attn_weights, is_causal=is_causal)

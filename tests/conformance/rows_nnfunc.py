@@ -275,3 +275,19 @@ row("F.fractional_max_pool2d_with_indices", lambda m, x, **kw: m.nn.functional.f
 row("F.fractional_max_pool3d_with_indices", lambda m, x, **kw: m.nn.functional.fractional_max_pool3d_with_indices(
         x, 2, _random_samples=m.tensor(_samples(1, 2, 3)).to(x.dtype), **kw),
     [S(F(1, 2, 5, 5, 5, domain="distinct"), output_size=(3, 3, 2))])
+
+# ---------------------------------------------------------------- attention
+
+
+def _mha(m, q, k, v, w, b, ow, ob, **kw):
+    e = q.shape[-1]
+    return m.nn.functional.multi_head_attention_forward(q, k, v, e, 2, w, b, None, None, False, 0.0,
+                                                        ow, ob, **kw)
+
+
+row("F.multi_head_attention_forward", _mha, [
+    S(F(5, 3, 4), F(6, 3, 4), F(6, 3, 4), F(12, 4), F(12), F(4, 4), F(4)),
+    S(F(5, 3, 4), F(5, 3, 4), F(5, 3, 4), F(12, 4), F(12), F(4, 4), F(4), average_attn_weights=False),
+    S(F(5, 4), F(5, 4), F(5, 4), F(12, 4), F(12), F(4, 4), F(4), label="unbatched"),
+    S(F(5, 3, 4), F(5, 3, 4), F(5, 3, 4), F(12, 4), F(12), F(4, 4), F(4), need_weights=False)],
+    errors=[S(F(5, 3, 4), F(5, 3, 4), F(5, 3, 4), F(12, 3), F(12), F(4, 4), F(4))])
