@@ -48,6 +48,7 @@ __all__ = [
     "UninitializedParameter", "UninitializedBuffer", "ConvTranspose3d", "LazyConvTranspose3d",
     "NLLLoss2d", "CrossMapLRN2d", "Container", "DataParallel", "FractionalMaxPool2d",
     "FractionalMaxPool3d", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions",
+    "AdaptiveLogSoftmaxWithLoss",
 ]
 
 
@@ -1379,3 +1380,111 @@ LazyInstanceNorm1d = _lazy_norm("LazyInstanceNorm1d", _norm_class("InstanceNorm1
 LazyInstanceNorm2d = _lazy_norm("LazyInstanceNorm2d", _norm_class("InstanceNorm2d"), True)
 LazyInstanceNorm3d = _lazy_norm("LazyInstanceNorm3d", _norm_class("InstanceNorm3d"), True)
 
+
+
+# ====================================================================== adaptive softmax
+
+class _ASMoutput(tuple):
+    """``(output, loss)``, with those names, as torch's ``_ASMoutput``."""
+
+    def __new__(cls, output: Tensor, loss: Tensor) -> "_ASMoutput":
+        return tuple.__new__(cls, (output, loss))
+
+    output = property(lambda self: self[0])
+    loss = property(lambda self: self[1])
+
+
+class AdaptiveLogSoftmaxWithLoss(Module):
+    """The adaptive softmax of Grave et al., as ``torch.nn.AdaptiveLogSoftmaxWithLoss``:
+    a ``head`` Linear over the shortlist (the classes below ``cutoffs[0]``) and one entry
+    per cluster, and per cluster a ``tail`` of two bias-free Linears (in_features to
+    ``in_features // div_value ** (i + 1)`` to the cluster's size). ``forward(input,
+    target)`` gives ``(output, loss)``: each target's log-probability and the mean of their
+    negatives; ``log_prob(input)`` the full (N, n_classes) log-probabilities; ``predict``
+    their argmax.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> asm = nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[4, 7], rng=0)
+    >>> out, loss = asm(dg.randn(5, 8), dg.tensor([0, 3, 5, 9, 6]))
+    >>> out.shape, asm.log_prob(dg.randn(5, 8)).shape
+    ((5,), (5, 10))
+    """
+
+    def __init__(self, in_features: int, n_classes: int, cutoffs: Sequence[int],
+                 div_value: float = 4.0, head_bias: bool = False, device: Any = None,
+                 dtype: Any = None, rng: Any = None) -> None:
+        from .containers import ModuleList
+        from .modules import Sequential
+        cutoffs = list(cutoffs)
+        if len(cutoffs) == 0:
+            raise ValueError("cutoffs should be a sequence of length larger than 0")
+        if cutoffs != sorted(cutoffs) or min(cutoffs) <= 0 or max(cutoffs) > (n_classes - 1) \
+                or len(set(cutoffs)) != len(cutoffs) or any(int(c) != c for c in cutoffs):
+            raise ValueError("cutoffs should be a sequence of unique, positive integers sorted in "
+                             "an increasing order, where each value is between 1 and n_classes-1")
+        gen = as_rng(rng)
+        self.in_features, self.n_classes = int(in_features), int(n_classes)
+        self.cutoffs = cutoffs + [self.n_classes]
+        self.div_value, self.head_bias = float(div_value), bool(head_bias)
+        self.shortlist_size = self.cutoffs[0]
+        self.n_clusters = len(self.cutoffs) - 1
+        self.head_size = self.shortlist_size + self.n_clusters
+        self.head = Linear(self.in_features, self.head_size, bias=self.head_bias, rng=gen)
+        tails = []
+        for i in range(self.n_clusters):
+            hsz = int(self.in_features // (self.div_value ** (i + 1)))
+            osz = self.cutoffs[i + 1] - self.cutoffs[i]
+            tails.append(Sequential(Linear(self.in_features, hsz, bias=False, rng=gen),
+                                    Linear(hsz, osz, bias=False, rng=gen)))
+        self.tail = ModuleList(tails)
+
+    def forward(self, input: Any, target: Any) -> _ASMoutput:
+        x = _as_tensor(input)
+        t = np.asarray(target._data if isinstance(target, Tensor) else target).astype(np.int64)
+        unbatched = x.ndim == 1
+        if unbatched:
+            if t.ndim != 0:
+                raise RuntimeError("1D target tensor expects 0D input tensors, but found inputs "
+                                   f"with sizes {list(x.shape)} and {list(t.shape)}")
+            x, t = x.unsqueeze(0), t.reshape(1)
+        elif x.ndim != 2 or t.ndim != 1 or x.shape[0] != t.shape[0]:
+            raise RuntimeError(f"Input and target should have the same size in the batch "
+                               f"dimension, got {tuple(x.shape)} and {tuple(t.shape)}")
+        n = t.shape[0]
+        bounds = [0] + self.cutoffs
+        if n and (t.min() < 0 or t.max() >= self.n_classes):
+            raise RuntimeError(f"Target values should be in [0, {self.n_classes - 1}], but values "
+                               f"in range [{t.min()}, {t.max()}] were found. ")
+        gather = t.copy()
+        output = tensor(np.zeros(n, x.dtype))
+        for i in range(1, len(bounds) - 1):
+            rows = np.nonzero((t >= bounds[i]) & (t < bounds[i + 1]))[0]
+            if rows.size == 0:
+                continue
+            gather[rows] = self.shortlist_size + i - 1
+            logp = self.tail[i - 1](x[rows]).log_softmax(1)
+            local = logp[np.arange(rows.size), t[rows] - bounds[i]]
+            output = output.index_add(0, tensor(rows), local)
+        head = self.head(x).log_softmax(1)
+        output = output + head[np.arange(n), gather]
+        loss = (-output).mean()
+        return _ASMoutput(output.squeeze(0) if unbatched else output, loss)
+
+    def log_prob(self, input: Any) -> Tensor:
+        """The (N, n_classes) log-probabilities of every class."""
+        x = _as_tensor(input)
+        head = self.head(x).log_softmax(-1)
+        parts = [head[..., :self.shortlist_size]]
+        for i in range(self.n_clusters):
+            cluster = self.tail[i](x).log_softmax(-1)
+            parts.append(cluster + head[..., self.shortlist_size + i:self.shortlist_size + i + 1])
+        import duograd
+        return duograd.cat(parts, dim=-1)
+
+    def predict(self, input: Any) -> Tensor:
+        """The most probable class of each row."""
+        return self.log_prob(input).argmax(dim=-1)
+
+    def _extra_repr(self) -> str:
+        return ""

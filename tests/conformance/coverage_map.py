@@ -186,3 +186,4 @@ COVERED_BY.update({
     "nn.LinearCrossEntropyOptions": "tests/nn_optim/test_layers_more.py::test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch",
 })
 COVERED_BY["nn.Buffer"] = "tests/nn_optim/test_module_api.py::test_buffer_assigned_is_a_buffer_as_torch"
+COVERED_BY["nn.AdaptiveLogSoftmaxWithLoss"] = "tests/nn_optim/test_layers_more.py::test_adaptive_log_softmax_matches_torch"

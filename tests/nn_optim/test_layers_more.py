@@ -256,3 +256,25 @@ def test_fractional_max_pool_and_linear_cross_entropy_modules_match_torch(torch)
     np.testing.assert_allclose(ml.linear.weight.grad.numpy(), tl.linear.weight.grad.numpy(), rtol=1e-10)
     assert nn.LinearCrossEntropyOptions(acc_policy="compact").acc_policy == \
         torch.nn.LinearCrossEntropyOptions(acc_policy="compact").acc_policy
+
+
+def test_adaptive_log_softmax_matches_torch(torch):
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[3, 7], div_value=2.0, head_bias=True).double()
+    m = nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[3, 7], div_value=2.0, head_bias=True)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    m.load_state_dict(tm.state_dict())
+    x, t = R.standard_normal((6, 8)), np.array([0, 4, 9, 2, 7, 5])
+    xd, xt = dg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out, tout = m(xd, dg.tensor(t)), tm(xt, torch.tensor(t))
+    np.testing.assert_allclose(out.output.detach().numpy(), tout.output.detach().numpy(), rtol=1e-12)
+    out.loss.backward()
+    tout.loss.backward()
+    np.testing.assert_allclose(xd.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-14)
+    for (k, p), tp in zip(m.named_parameters(), tm.parameters()):
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-10, atol=1e-14, err_msg=k)
+    np.testing.assert_allclose(m.log_prob(dg.tensor(x)).detach().numpy(), tm.log_prob(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-12)
+    np.testing.assert_array_equal(m.predict(dg.tensor(x)).numpy(), tm.predict(torch.tensor(x)).numpy())
+    for lib in (torch, dg):
+        with pytest.raises(ValueError):
+            lib.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs=[7, 3])
