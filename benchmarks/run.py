@@ -445,7 +445,7 @@ def mlp_setup(kind: str, ctx: SimpleNamespace, adam: bool = True, lr: float = 1e
     nin, nouts, _ = getattr(ctx.sizes, kind)
     x, y = _data(kind, ctx)
     model = nn.MLP(nin, list(nouts), rng=0)
-    params = model.parameters()
+    params = list(model.parameters())
     w0 = [p.detach().numpy().copy() for p in params]
     engines: dict[str, Callable[[], Any]] = {}
     grads: dict[str, list[np.ndarray]] = {}

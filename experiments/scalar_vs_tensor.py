@@ -107,7 +107,7 @@ def run(out: str | os.PathLike, size: str = "full", progress: bool = True) -> di
     smodel = snn.MLP(2, SIZES, rng=SEED)
     tmodel = nn.MLP(2, SIZES, rng=SEED)
     copy_weights(smodel, tmodel)
-    sparams, tparams = smodel.parameters(), tmodel.parameters()
+    sparams, tparams = smodel.parameters(), list(tmodel.parameters())
     n_params = len(sparams)
     assert n_params == sum(p.numel() for p in tparams)
     topt = optim.SGD(tparams, lr=LR)

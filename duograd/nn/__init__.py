@@ -60,3 +60,12 @@ __all__ = ["Module", "Linear", "MLP", "Sequential", "ReLU", "Tanh", "Sigmoid", "
            # recurrent layers (branch rnn)
            "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell", "RNNBase", "RNN", "LSTM", "GRU"]
 __all__ += ["DataParallel", "parallel"]  # branch inventory
+# issue 28 (branch nnoptim): the module classes of the rest of nn.functional, lazy modules,
+# parameter containers
+from . import layers_more as _layers_more  # noqa: E402
+from .layers_more import *  # noqa: E402,F401,F403
+
+__all__ += _layers_more.__all__
+from .modules import Buffer  # noqa: E402,F401
+
+__all__ += ["Buffer"]

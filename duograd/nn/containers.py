@@ -145,6 +145,25 @@ class ModuleDict(Module):
     def __getitem__(self, key: str) -> Module:
         return self._dict[key]
 
+    def __getattr__(self, key: str) -> Module:
+        """An entry as an attribute (``self.transformer.wte``), as torch.
+
+        >>> from duograd import nn
+        >>> d = nn.ModuleDict({"wte": nn.Identity()})
+        >>> d.wte is d["wte"]
+        True
+        """
+        entries = self.__dict__.get("_dict")
+        if entries is not None and key in entries:
+            return entries[key]
+        raise AttributeError(f"'ModuleDict' object has no attribute '{key}'")
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if isinstance(value, Module) and not key.startswith("_"):
+            self[key] = value
+        else:
+            object.__setattr__(self, key, value)
+
     def __setitem__(self, key: str, module: Module) -> None:
         if not isinstance(key, str) or "." in key or not key:
             raise KeyError(f"ModuleDict: invalid key {key!r} (a non-empty string without '.')")

@@ -933,6 +933,12 @@ __all__ += ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d"
             "max_pool1d", "max_pool2d", "max_unpool1d", "max_unpool2d", "avg_pool1d", "avg_pool2d",
             "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
             "pad", "interpolate", "unfold", "fold"]
+# ---------------------------------------------------------------- the rest of torch's functional (issue 28)
+from ._functional_more import *  # noqa: E402,F401,F403
+from ._functional_more import __all__ as _MORE  # noqa: E402
+
+__all__ += _MORE
+
 # ---------------------------------------------------------------- multi-head attention (transformer branch)
 from ._mha import multi_head_attention_forward  # noqa: E402
 

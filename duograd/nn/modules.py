@@ -118,7 +118,86 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _ctx.on_attr:  # a recording (dg.compile) guards the flags the forward may read
             _guard(self)
-        return self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_hooks")
+        if not hooks:
+            return self.forward(*args, **kwargs)
+        return _call_with_hooks(self, hooks, args, kwargs)
+
+    # ------------------------------------------------------------ hooks (issue 28)
+    def _add_hook(self, kind: str, hook: Any, prepend: bool = False, **flags: Any) -> "RemovableHandle":
+        hooks = self.__dict__.setdefault("_hooks", {})
+        entries = hooks.setdefault(kind, [])
+        entry = (hook, flags)
+        entries.insert(0, entry) if prepend else entries.append(entry)
+        return RemovableHandle(entries, entry)
+
+    def register_forward_pre_hook(self, hook: Any, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> "RemovableHandle":
+        """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``) runs
+        before ``forward``; a non-None result replaces the arguments (a tuple, or one value).
+        Returns a handle with ``remove()``, as torch.
+
+        >>> import duograd as dg
+        >>> from duograd import nn
+        >>> m = nn.ReLU()
+        >>> h = m.register_forward_pre_hook(lambda mod, args: (-args[0],))
+        >>> m(dg.tensor([2.0])).numpy()
+        array([0.])
+        >>> h.remove(); m(dg.tensor([2.0])).numpy()
+        array([2.])
+        """
+        return self._add_hook("forward_pre", hook, prepend, with_kwargs=with_kwargs)
+
+    def register_forward_hook(self, hook: Any, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> "RemovableHandle":
+        """``hook(module, args, output)`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) runs after ``forward``; a non-None result replaces the output.
+
+        >>> import duograd as dg
+        >>> from duograd import nn
+        >>> m = nn.Linear(2, 1, rng=0)
+        >>> seen = []
+        >>> _ = m.register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+        >>> _ = m(dg.ones((3, 2))); seen
+        [(3, 1)]
+        """
+        return self._add_hook("forward", hook, prepend, with_kwargs=with_kwargs, always_call=always_call)
+
+    def register_full_backward_pre_hook(self, hook: Any, prepend: bool = False) -> "RemovableHandle":
+        """``hook(module, grad_output)`` runs when the gradients of the outputs are known; a
+        non-None result (a tuple) replaces them.
+
+        >>> import duograd as dg
+        >>> from duograd import nn
+        >>> m = nn.Linear(2, 1, rng=0)
+        >>> _ = m.register_full_backward_pre_hook(lambda mod, go: (go[0] * 0,))
+        >>> m(dg.ones((1, 2))).sum().backward(); m.weight.grad.numpy()
+        array([[0., 0.]])
+        """
+        return self._add_hook("backward_pre", hook, prepend)
+
+    def register_full_backward_hook(self, hook: Any, prepend: bool = False) -> "RemovableHandle":
+        """``hook(module, grad_input, grad_output)`` runs when the gradients of the module's
+        tensor inputs are computed (tuples, None for an input that needs none); a non-None
+        result replaces ``grad_input``, as torch.
+
+        >>> import duograd as dg
+        >>> from duograd import nn
+        >>> m = nn.Linear(2, 1, rng=0)
+        >>> got = []
+        >>> _ = m.register_full_backward_hook(lambda mod, gi, go: got.append((gi[0].shape, go[0].shape)))
+        >>> m(dg.ones((3, 2), requires_grad=True)).sum().backward(); got
+        [((3, 2), (3, 1))]
+        """
+        return self._add_hook("backward", hook, prepend)
+
+    def register_backward_hook(self, hook: Any) -> "RemovableHandle":
+        """torch's deprecated form: ``register_full_backward_hook``.
+
+        >>> from duograd import nn
+        >>> nn.ReLU().register_backward_hook(lambda m, gi, go: None).remove()
+        """
+        return self.register_full_backward_hook(hook)
 
     # ------------------------------------------------------------ finding parameters
     def _members(self) -> Iterator[tuple[str, Any]]:
@@ -129,7 +208,12 @@ class Module:
         """Parameters (``buffers`` False), registered buffers (True), or both in assignment
         order with only persistent buffers (``"state"``), under dotted names."""
         own = self.__dict__.get("_buffer_names", {})
-        for name, value in self._members():
+        members = list(self._members())
+        for name, value in members:
+            if isinstance(value, Buffer) and name not in own:  # (nn.Buffer: a buffer when assigned)
+                own = self.__dict__.setdefault("_buffer_names", {})
+                own[name] = value.persistent
+        for name, value in members:
             if isinstance(value, Tensor):
                 if buffers == "state" and own.get(name, True) or (name in own) == buffers:
                     yield prefix + name, value
@@ -142,14 +226,24 @@ class Module:
                     elif isinstance(item, Module):
                         yield from item._walk(f"{prefix}{name}.{i}.", buffers)
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, "Module"]]:
+    def named_modules(self, memo: set | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, "Module"]]:
         """``(dotted name, module)`` for this module (named ``prefix``, "" by default) and
-        every submodule, parents before children, in assignment order.
+        every submodule, parents before children, in assignment order; a module reached
+        twice is listed once (``remove_duplicate``), as torch.
 
         >>> from duograd import nn
         >>> [name for name, _ in nn.Sequential(nn.Linear(2, 3, rng=0), nn.ReLU()).named_modules()]
         ['', '0', '1']
         """
+        if isinstance(memo, str):  # (the old positional form named_modules(prefix))
+            memo, prefix = None, memo
+        if memo is None:
+            memo = set()
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
         yield prefix, self
         dot = prefix + "." if prefix else ""
         for name, value in self._members():
@@ -157,7 +251,7 @@ class Module:
             for i, item in enumerate(items):
                 if isinstance(item, Module):
                     child = name if items is not value else f"{name}.{i}"
-                    yield from item.named_modules(dot + child)
+                    yield from item.named_modules(memo, dot + child, remove_duplicate)
 
     def modules(self) -> Iterator["Module"]:
         """This module and every submodule, as in ``named_modules``.
@@ -193,7 +287,8 @@ class Module:
         """
         return self.train(False)
 
-    def named_parameters(self) -> Iterator[tuple[str, Tensor]]:
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         """``(dotted name, parameter)`` pairs: assignment order, layer by layer, weight
         before bias. A parameter shared by two layers is listed once, under its first name.
 
@@ -202,19 +297,26 @@ class Module:
         ['weight', 'bias']
         """
         seen: set[int] = set()
+        dot = prefix + "." if prefix else ""
         for name, p in self._walk(""):
-            if id(p) not in seen:
+            if not recurse and "." in name and not name.split(".")[0].isdigit() \
+                    and isinstance(getattr(self, name.split(".")[0], None), Module):
+                continue
+            if id(p) not in seen or not remove_duplicate:
                 seen.add(id(p))
-                yield name, p
+                yield dot + name, p
 
-    def parameters(self) -> list[Tensor]:
-        """Every parameter, in the order of ``named_parameters``.
+    def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every parameter, in the order of ``named_parameters``: an iterator, as torch's
+        (``next(model.parameters())`` is the first; ``list(...)`` to index or count).
 
         >>> from duograd import nn
         >>> sum(p.numel() for p in nn.MLP(2, [64, 64, 2], rng=0).parameters())
         4482
+        >>> next(nn.Linear(2, 3, rng=0).parameters()).shape
+        (3, 2)
         """
-        return [p for _, p in self.named_parameters()]
+        return (p for _, p in self.named_parameters(recurse=recurse))
 
     # ------------------------------------------------------------ buffers, casts (layers branch)
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
@@ -235,6 +337,79 @@ class Module:
                             f"buffer '{name}' (a Tensor or None is required)")
         self.__dict__.setdefault("_buffer_names", {})[name] = bool(persistent)
         setattr(self, name, tensor)
+
+    def register_parameter(self, name: str, param: Tensor | None) -> None:
+        """Keep ``param`` (a Tensor, or None) as the parameter ``name``, as torch.
+
+        >>> import duograd as dg
+        >>> from duograd import nn
+        >>> m = nn.Module()
+        >>> m.register_parameter("scale", nn.Parameter(dg.ones(2)))
+        >>> [n for n, _ in m.named_parameters()]
+        ['scale']
+        """
+        if not isinstance(name, str):
+            raise TypeError(f"parameter name should be a string. Got {type(name).__name__}")
+        if "." in name or not name:
+            raise KeyError(f"parameter name can't contain \".\" or be empty, got {name!r}")
+        if hasattr(self, name) and not isinstance(getattr(self, name), (Tensor, type(None))):
+            raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Tensor):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter '{name}' "
+                            "(torch.nn.Parameter or None required)")
+        self.__dict__.get("_buffer_names", {}).pop(name, None)
+        setattr(self, name, param)
+
+    def get_submodule(self, target: str) -> "Module":
+        """The submodule at the dotted path ``target`` ("" is this module), as torch.
+
+        >>> from duograd import nn
+        >>> net = nn.Sequential(nn.Sequential(nn.Linear(2, 2, rng=0)))
+        >>> type(net.get_submodule("0.0")).__name__
+        'Linear'
+        """
+        if target == "":
+            return self
+        mod: Module = self
+        for item in target.split("."):
+            child = dict(mod.named_children()).get(item)
+            if child is None:
+                if not hasattr(mod, item):
+                    raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+                child = getattr(mod, item)
+            if not isinstance(child, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")
+            mod = child
+        return mod
+
+    def get_parameter(self, target: str) -> Tensor:
+        """The parameter at the dotted path ``target``, as torch.
+
+        >>> from duograd import nn
+        >>> nn.Sequential(nn.Linear(2, 3, rng=0)).get_parameter("0.bias").shape
+        (3,)
+        """
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name in mod.__dict__.get("_buffer_names", {}):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        p = getattr(mod, name, None) if name in dict(mod._members()) else None
+        if not isinstance(p, Tensor):
+            raise AttributeError(f"{type(mod).__name__} has no parameter `{name}`")
+        return p
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at the dotted path ``target``, as torch.
+
+        >>> from duograd import nn
+        >>> nn.Sequential(nn.BatchNorm1d(3)).get_buffer("0.running_mean").shape
+        (3,)
+        """
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in mod.__dict__.get("_buffer_names", {}):
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(mod, name)
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
         """``(dotted name, buffer)`` for every registered buffer (None ones skipped).
@@ -360,6 +535,15 @@ class Module:
         """
         return self._cast(np.float32)
 
+    def half(self) -> "Module":
+        """``to(float16)``.
+
+        >>> from duograd import nn
+        >>> nn.LayerNorm(3).half().weight.dtype
+        dtype('float16')
+        """
+        return self._cast(np.float16)
+
     def double(self) -> "Module":
         """``to(float64)``.
 
@@ -399,7 +583,8 @@ class Module:
                 p.grad = tensor(np.zeros_like(p.grad._data))
 
     # ------------------------------------------------------------ state
-    def state_dict(self) -> "OrderedDict[str, np.ndarray]":
+    def state_dict(self, *args: Any, destination: Any = None, prefix: str = "",
+                   keep_vars: bool = False) -> "OrderedDict[str, Any]":
         """An ordered dict from dotted names to copies of the arrays of the parameters and
         the persistent buffers (such as batch norm's running statistics), in assignment
         order, as torch orders them for its layers.
@@ -408,12 +593,14 @@ class Module:
         >>> list(nn.LayerNorm(3).state_dict())
         ['weight', 'bias']
         """
+        if args:  # torch's deprecated positional form state_dict(destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
         seen: set[int] = set()
-        out: OrderedDict[str, np.ndarray] = OrderedDict()
+        out: Any = OrderedDict() if destination is None else destination
         for name, t in self._walk("", "state"):
             if id(t) not in seen:
                 seen.add(id(t))
-                out[name] = t._data.copy()
+                out[prefix + name] = t if keep_vars else t._data.copy()
         return out
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
@@ -515,14 +702,170 @@ class Module:
         self.load_state_dict(state)  # (its result is dropped: strict, so every key matched)
 
     def __repr__(self) -> str:
-        children = [(k, v) for k, v in self._members() if isinstance(v, Module)]
+        children = list(self.named_children())
+        extra = self.extra_repr()
         if not children:
-            return f"{type(self).__name__}({self._extra_repr()})"
-        body = "".join(f"\n  ({k}): " + repr(v).replace("\n", "\n  ") for k, v in children)
-        return f"{type(self).__name__}({body}\n)"
+            return f"{type(self).__name__}({extra})"
+        lines = extra.split("\n") if extra else []
+        lines += [f"({k}): " + repr(v).replace("\n", "\n  ") for k, v in children]
+        return f"{type(self).__name__}(" + "".join("\n  " + line for line in lines) + "\n)"
+
+    def extra_repr(self) -> str:
+        """The module's own settings in its ``repr`` (override it, as in torch).
+
+        >>> from duograd import nn
+        >>> nn.Linear(2, 3, rng=0).extra_repr()
+        'in_features=2, out_features=3, bias=True'
+        """
+        return self._extra_repr()
 
     def _extra_repr(self) -> str:
         return ""
+
+
+class Buffer(Tensor):
+    """A tensor that a module assigned it holds as a buffer (in ``state_dict`` when
+    ``persistent``, cast by ``to``, never a parameter), as ``torch.nn.Buffer``.
+
+    >>> import duograd as dg
+    >>> from duograd import nn
+    >>> m = nn.Module()
+    >>> m.steps = nn.Buffer(dg.zeros(1))
+    >>> list(m.state_dict()), list(m.parameters())
+    (['steps'], [])
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: Any = None, *, persistent: bool = True) -> "Buffer":
+        t = Tensor.__new__(Tensor, np.zeros(0) if data is None else
+                           (data._data if isinstance(data, Tensor) else np.asarray(data)))
+        t.__class__ = cls if persistent else _NonPersistentBuffer
+        return t
+
+    @property
+    def persistent(self) -> bool:
+        """Whether the buffer is in the module's ``state_dict``."""
+        return not isinstance(self, _NonPersistentBuffer)
+
+
+class _NonPersistentBuffer(Buffer):
+    __slots__ = ()
+
+
+class RemovableHandle:
+    """A registered hook; ``remove()`` unregisters it (also as a context manager)."""
+
+    def __init__(self, entries: list, entry: Any) -> None:
+        self._entries, self._entry = entries, entry
+
+    def remove(self) -> None:
+        if self._entry in self._entries:
+            self._entries.remove(self._entry)
+
+    def __enter__(self) -> "RemovableHandle":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
+
+
+def _call_with_hooks(m: "Module", hooks: dict, args: tuple, kwargs: dict) -> Any:
+    """``m.forward`` with its forward (pre-)hooks and full backward (pre-)hooks, as torch's
+    ``Module.__call__``."""
+    for hook, flags in list(hooks.get("forward_pre", ())):
+        if flags.get("with_kwargs"):
+            res = hook(m, args, kwargs)
+            if res is not None:
+                args, kwargs = res
+        else:
+            res = hook(m, args)
+            if res is not None:
+                args = res if isinstance(res, tuple) else (res,)
+    backward = list(hooks.get("backward", ())) + list(hooks.get("backward_pre", ()))
+    if backward:
+        args = _BackwardHooks(m, hooks).wrap_inputs(args)
+    out = m.forward(*args, **kwargs)
+    for hook, flags in list(hooks.get("forward", ())):
+        res = hook(m, args, kwargs, out) if flags.get("with_kwargs") else hook(m, args, out)
+        if res is not None:
+            out = res
+    if backward:
+        out = m.__dict__["_bw_state"].wrap_outputs(out)
+    return out
+
+
+class _BackwardHooks:
+    """One call's full backward hooks: the tensor inputs and outputs pass through identity
+    operations whose gradient hooks collect ``grad_output`` (the pre-hooks may replace it)
+    and ``grad_input`` (the hooks see both, and may replace ``grad_input``)."""
+
+    def __init__(self, m: "Module", hooks: dict) -> None:
+        self.m, self.hooks = m, hooks
+        m.__dict__["_bw_state"] = self
+        self.grad_output: list = []
+        self.grad_input: list = []
+        self.pending = 0
+
+    def wrap_inputs(self, args: tuple) -> tuple:
+        out = []
+        self.n_in = len(args)
+        self.grad_input = [None] * len(args)
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor) and a.requires_grad:
+                a = a.view_as(a) if hasattr(a, "view_as") else a * 1
+                self.pending += 1
+                a.register_hook(self._input_hook(i))
+            out.append(a)
+        return tuple(out)
+
+    def _input_hook(self, i: int) -> Any:
+        def hook(g: Tensor) -> Any:
+            self.grad_input[i] = g
+            self.pending -= 1
+            if self.pending == 0:
+                return self._fire(i)
+            return None
+        return hook
+
+    def _fire(self, last: int) -> Any:
+        gi = tuple(self.grad_input)
+        replaced = None
+        for hook, _ in list(self.hooks.get("backward", ())):
+            res = hook(self.m, gi, tuple(self.grad_output))
+            if res is not None:
+                gi = tuple(res)
+                replaced = gi
+        return None if replaced is None else replaced[last]
+
+    def wrap_outputs(self, out: Any) -> Any:
+        single = isinstance(out, Tensor)
+        outs = [out] if single else list(out) if isinstance(out, (tuple, list)) else [out]
+        self.grad_output = [None] * len(outs)
+        wrapped = []
+        for i, o in enumerate(outs):
+            if isinstance(o, Tensor) and o.requires_grad:
+                o = o * 1
+                o.register_hook(self._output_hook(i))
+            wrapped.append(o)
+        if self.pending == 0 and any(isinstance(o, Tensor) and o.requires_grad for o in wrapped):
+            self._no_inputs = True
+        return wrapped[0] if single else type(out)(wrapped) if isinstance(out, (tuple, list)) else wrapped[0]
+
+    def _output_hook(self, i: int) -> Any:
+        def hook(g: Tensor) -> Any:
+            self.grad_output[i] = g
+            go = tuple(self.grad_output)
+            for h, _ in list(self.hooks.get("backward_pre", ())):
+                res = h(self.m, go)
+                if res is not None:
+                    go = tuple(res)
+                    self.grad_output = list(go)
+            if getattr(self, "_no_inputs", False):  # (no input needs a gradient: fire now)
+                for h, _ in list(self.hooks.get("backward", ())):
+                    h(self.m, (None,) * self.n_in, tuple(self.grad_output))
+            return self.grad_output[i]
+        return hook
 
 
 class Linear(Module):
@@ -876,7 +1219,9 @@ class Sequential(Module):
         self._modules = tuple(modules)
 
     def _members(self) -> Iterator[tuple[str, Any]]:
-        return ((str(i), m) for i, m in enumerate(self._modules))
+        # (tensors registered on the container itself first, then the layers, as torch)
+        own = [(k, v) for k, v in vars(self).items() if not k.startswith("_") and isinstance(v, Tensor)]
+        return iter(own + [(str(i), m) for i, m in enumerate(self._modules)])
 
     def forward(self, x: Any) -> Any:
         for m in self._modules:

@@ -42,7 +42,8 @@ from . import foreach
 from .foreach import lerp_ as _lerp_
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam",
-           "lr_scheduler"]
+           "lr_scheduler",
+           "Adadelta", "RAdam", "Rprop", "ASGD", "Adafactor", "Muon", "SparseAdam", "LBFGS"]
 
 
 
@@ -818,5 +819,587 @@ class NAdam(Optimizer):
             _write(p, p._data, ((lr * (1.0 - mu) / (1.0 - mu_product)) * g) / denom)
             _write(p, p._data, ((lr * mu_next / (1.0 - mu_product_next)) * m) / denom)
 
+
+class Adadelta(Optimizer):
+    """Adadelta, with ``torch.optim.Adadelta``'s formulas (``optim.foreach.adadelta``):
+    ``g = g + weight_decay * p``; ``sq = rho * sq + (1 - rho) g²``; ``delta = sqrt(acc +
+    eps) / sqrt(sq + eps) * g``; ``acc = rho * acc + (1 - rho) delta²``; ``p = p - lr *
+    delta``. State: ``step``, ``square_avg``, ``acc_delta``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.Adadelta([w], lr=1.0, rho=0.0, eps=1e-6)
+    >>> w.grad = dg.tensor([1.0]); opt.step()
+    >>> w.data.round(6)      # sqrt(1e-6) / sqrt(1 + 1e-6)
+    array([0.999])
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
+                 eps: float = 1e-6, weight_decay: float = 0.0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay,
+                                      maximize=bool(maximize), foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        group["rho"] = float(group["rho"])
+        if not 0.0 <= group["rho"] <= 1.0:
+            raise ValueError(f"Adadelta: invalid rho value {group['rho']} (must be in [0, 1])")
+        group["eps"] = _check("Adadelta", "epsilon value", group["eps"], 0.0)
+        group["weight_decay"] = _check("Adadelta", "weight_decay value", group["weight_decay"], 0.0)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = _closure(closure)
+        for group, p, g in self._grads():
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, square_avg=np.zeros_like(p._data),
+                          acc_delta=np.zeros_like(p._data))
+            st["step"] += 1
+            if group["weight_decay"] != 0.0:
+                g = g + group["weight_decay"] * p._data
+            delta = foreach.adadelta(st["square_avg"], st["acc_delta"], g, group["rho"], group["eps"])
+            _write(p, p._data, group["lr"] * delta)
+        return loss
+
+
+def _closure(closure: Callable[[], Any] | None) -> Any:
+    """torch's ``step(closure)``: the closure (which recomputes the loss and calls
+    ``backward``) runs with gradients enabled, before the update; its loss is returned."""
+    if closure is None:
+        return None
+    from .. import enable_grad
+    with enable_grad():
+        return closure()
+
+
+class RAdam(Optimizer):
+    """Rectified Adam, with ``torch.optim.RAdam``'s formulas (``optim.foreach.radam``):
+    Adam's moments, then an Adam step scaled by the variance rectification once
+    ``rho_t > 5`` and a momentum-only step before; ``weight_decay`` is L2 (through the
+    gradient) or, with ``decoupled_weight_decay``, AdamW's ``p = p * (1 - lr * wd)``.
+    State: ``step``, ``exp_avg``, ``exp_avg_sq``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.RAdam([w], lr=0.1)
+    >>> w.grad = dg.tensor([3.0]); opt.step()
+    >>> w.data.round(6)      # the first steps use the momentum alone: 1 - 0.1 * 3
+    array([0.7])
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay, maximize=bool(maximize),
+                                      decoupled_weight_decay=bool(decoupled_weight_decay),
+                                      foreach=foreach, capturable=capturable,
+                                      differentiable=differentiable))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        _check_adam_group(self, group)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = _closure(closure)
+        for group, p, g in self._grads():
+            lr, (b1, b2), wd = group["lr"], group["betas"], group["weight_decay"]
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, exp_avg=np.zeros_like(p._data), exp_avg_sq=np.zeros_like(p._data))
+            t = st["step"] = st["step"] + 1
+            base = p._data
+            if wd != 0.0:
+                if group["decoupled_weight_decay"]:
+                    base = base * (1 - lr * wd)
+                else:
+                    g = g + wd * base
+            _write(p, base, foreach.radam(st["exp_avg"], st["exp_avg_sq"], g, b1, b2,
+                                          group["eps"], lr, t))
+        return loss
+
+
+class Rprop(Optimizer):
+    """Resilient backpropagation, with ``torch.optim.Rprop``'s formulas
+    (``optim.foreach.rprop``): each coordinate has its own step size (starting at ``lr``),
+    multiplied by ``etas[1]`` while its gradient keeps its sign and by ``etas[0]`` when it
+    flips (the gradient then counting as 0 for that step), kept in ``step_sizes``; the
+    parameter moves by ``-sign(g) * size``. State: ``step``, ``prev``, ``step_size``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.Rprop([w], lr=0.1)
+    >>> for _ in range(2):
+    ...     w.grad = dg.tensor([5.0]); opt.step()
+    >>> w.data.round(6)      # 1 - 0.1 - 0.12
+    array([0.78])
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2,
+                 etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes),
+                                      maximize=bool(maximize), foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        em, ep = (float(e) for e in group["etas"])
+        if not 0.0 < em < 1.0 < ep:
+            raise ValueError(f"Rprop: invalid eta values {group['etas']} (must be 0 < etaminus "
+                             "< 1 < etaplus)")
+        group["etas"] = (em, ep)
+        group["step_sizes"] = tuple(float(s) for s in group["step_sizes"])
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = _closure(closure)
+        for group, p, g in self._grads():
+            (em, ep), (smin, smax) = group["etas"], group["step_sizes"]
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, prev=np.zeros_like(p._data),
+                          step_size=np.full_like(p._data, group["lr"]))
+            st["step"] += 1
+            _write(p, p._data, foreach.rprop(st["prev"], st["step_size"], g, em, ep, smin, smax))
+        return loss
+
+
+class ASGD(Optimizer):
+    """Averaged SGD, with ``torch.optim.ASGD``'s formulas: ``g = g + weight_decay * p``;
+    ``p = p * (1 - lambd * eta) - eta * g``; the average ``ax`` follows ``p`` (``ax = ax +
+    (p - ax) * mu``, or ``ax = p`` while ``mu`` is 1); then ``eta = lr / (1 + lambd * lr *
+    t) ** alpha`` and ``mu = 1 / max(1, t - t0)``. State: ``step``, ``eta``, ``mu``, ``ax``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([1.0], requires_grad=True)
+    >>> opt = optim.ASGD([w], lr=0.1, lambd=0.0)
+    >>> w.grad = dg.tensor([2.0]); opt.step()
+    >>> w.data.round(6), opt.state[w]["ax"].round(6)
+    (array([0.8]), array([0.8]))
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lambd: float = 1e-4,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0.0,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0,
+                                      weight_decay=weight_decay, maximize=bool(maximize),
+                                      foreach=foreach, differentiable=differentiable,
+                                      capturable=capturable))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        group["weight_decay"] = _check("ASGD", "weight_decay value", group["weight_decay"], 0.0)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = _closure(closure)
+        for group, p, g in self._grads():
+            lr, lambd, wd = group["lr"], group["lambd"], group["weight_decay"]
+            st = self._state(p)
+            if not st:
+                st.update(step=0.0, eta=float(lr), mu=1.0, ax=np.zeros_like(p._data))
+            t = st["step"] = st["step"] + 1
+            if wd != 0.0:
+                g = g + wd * p._data
+            eta = st["eta"]
+            _write(p, p._data * (1 - lambd * eta), eta * g)
+            ax = st["ax"]
+            if st["mu"] != 1:
+                ax += (p._data - ax) * st["mu"]
+            else:
+                ax[...] = p._data
+            st["eta"] = lr / ((1 + lambd * lr * t) ** group["alpha"])
+            st["mu"] = 1 / max(1, t - group["t0"])
+        return loss
+
+
+class Adafactor(Optimizer):
+    """Adafactor, with ``torch.optim.Adafactor``'s formulas (``optim.foreach.adafactor``):
+    the second moment of a matrix (or of each matrix of a stack) factored into a row and
+    a column average, ``beta2_t = 1 - t ** beta2_decay``, the relative step ``rho_t =
+    min(lr, 1 / sqrt(t))`` scaled by the parameter's RMS (at least ``eps[1]``), the update
+    clipped to RMS ``d``; ``weight_decay`` is decoupled (``p = p * (1 - lr * wd)``).
+    ``eps[0]`` None means the dtype's machine epsilon. State: ``step``, and ``row_var``
+    and ``col_var`` or ``variance``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([3.0, 4.0], requires_grad=True)
+    >>> opt = optim.Adafactor([w], lr=0.01)
+    >>> w.grad = dg.tensor([1.0, -1.0]); opt.step()
+    >>> w.data.round(6)      # moved by lr * RMS(w) = 0.01 * 3.5355
+    array([2.964645, 4.035355])
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, beta2_decay: float = -0.8,
+                 eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0,
+                 weight_decay: float = 0.0, *, foreach: bool | None = None,
+                 maximize: bool = False) -> None:
+        super().__init__(params, dict(lr=lr, beta2_decay=beta2_decay, eps=tuple(eps), d=d,
+                                      weight_decay=weight_decay, maximize=bool(maximize),
+                                      foreach=foreach))
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        if not 0.0 >= group["beta2_decay"]:
+            raise ValueError(f"Adafactor: beta2_decay should be <= 0 but is: {group['beta2_decay']}")
+        e1, e2 = group["eps"]
+        if e1 is not None and not 0.0 <= e1:
+            raise ValueError(f"Adafactor: epsilon1 should be >= 0 but is: {e1}")
+        if not 0.0 <= e2:
+            raise ValueError(f"Adafactor: epsilon2 should be >= 0 but is: {e2}")
+        if not 1.0 <= group["d"]:
+            raise ValueError(f"Adafactor: clipping threshold d should be >= 1 but is: {group['d']}")
+        group["weight_decay"] = _check("Adafactor", "weight_decay", group["weight_decay"], 0.0)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = _closure(closure)
+        for group, p, g in self._grads():
+            lr, wd = group["lr"], group["weight_decay"]
+            e1, e2 = group["eps"]
+            if e1 is None:
+                e1 = float(np.finfo(p._data.dtype).eps)
+            st = self._state(p)
+            if not st:
+                st["step"] = 0.0
+                if g.ndim > 1:
+                    st["row_var"] = np.zeros(g.shape[:-1] + (1,), p._data.dtype)
+                    st["col_var"] = np.zeros(g.shape[:-2] + (1, g.shape[-1]), p._data.dtype)
+                else:
+                    st["variance"] = np.zeros_like(p._data)
+            t = st["step"] = st["step"] + 1
+            alpha, update = foreach.adafactor(st, p._data, g, lr, group["beta2_decay"], e1, e2,
+                                              group["d"], t)
+            base = p._data * (1 - lr * wd) if wd != 0.0 else p._data
+            _write(p, base, alpha * update)
+        return loss
+
+
+class Muon(Optimizer):
+    """Muon (momentum, then an orthogonalised update), with ``torch.optim.Muon``'s
+    formulas: ``buf = lerp(buf, g, 1 - momentum)``; the update ``lerp(g, buf, momentum)``
+    with ``nesterov`` (else ``buf``) orthogonalised by ``ns_steps`` Newton–Schulz
+    iterations in bfloat16 (``optim.foreach.newton_schulz``); ``p = p * (1 - lr * wd) -
+    lr' * update``, where ``lr'`` is ``lr`` scaled by ``adjust_lr_fn`` ("original":
+    ``sqrt(max(1, rows / cols))``; "match_rms_adamw": ``0.2 * sqrt(max(rows, cols))``).
+    Only 2-D parameters. State: ``momentum_buffer``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.zeros((2, 2), requires_grad=True)
+    >>> opt = optim.Muon([w], lr=0.1)
+    >>> w.grad = dg.eye(2); opt.step()
+    >>> w.data               # -lr * 1.125 on the diagonal (bfloat16's Newton–Schulz)
+    array([[-0.1125,  0.    ],
+           [ 0.    , -0.1125]])
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, weight_decay: float = 0.1,
+                 momentum: float = 0.95, nesterov: bool = True,
+                 ns_coefficients: tuple[float, float, float] = (3.4445, -4.775, 2.0315),
+                 eps: float = 1e-7, ns_steps: int = 5, adjust_lr_fn: str | None = None) -> None:
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum,
+                                      nesterov=bool(nesterov),
+                                      ns_coefficients=tuple(ns_coefficients), eps=eps,
+                                      ns_steps=ns_steps, adjust_lr_fn=adjust_lr_fn))
+        for p in self.params:
+            if p.ndim != 2:
+                raise ValueError("Muon only supports 2D parameters whereas we found a parameter "
+                                 f"with size: {tuple(p.shape)}")
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        super()._check_group(group)
+        group["momentum"] = _check("Muon", "momentum", group["momentum"], 0.0)
+        group["weight_decay"] = _check("Muon", "weight decay", group["weight_decay"], 0.0)
+        if group["adjust_lr_fn"] not in (None, "original", "match_rms_adamw"):
+            raise ValueError(f"Muon: adjust learning rate function {group['adjust_lr_fn']} is "
+                             "not supported")
+        if group["ns_steps"] >= 100:
+            raise ValueError("Muon: number of steps must be less than 100")
+        if len(group["ns_coefficients"]) != 3:
+            raise ValueError("Muon: coefficients must be a tuple of exactly 3 values")
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        loss = _closure(closure)
+        for group, p, g in self._grads():
+            lr, mu = group["lr"], group["momentum"]
+            st = self._state(p)
+            if not st:
+                st["momentum_buffer"] = np.zeros_like(p._data)
+            buf = st["momentum_buffer"]
+            _lerp_(buf, g, 1 - mu)
+            if group["nesterov"]:
+                update = g.copy()
+                _lerp_(update, buf, mu)
+            else:
+                update = buf
+            update = foreach.newton_schulz(update, group["ns_coefficients"], group["ns_steps"],
+                                           group["eps"])
+            A, B = p.shape[:2]
+            fn = group["adjust_lr_fn"]
+            ratio = (max(1, A / B) ** 0.5 if fn in (None, "original")
+                     else 0.2 * max(A, B) ** 0.5)
+            _write(p, p._data * (1 - lr * group["weight_decay"]),
+                   (lr * ratio) * update.astype(p._data.dtype))
+        return loss
+
+
+class SparseAdam(Optimizer):
+    """Not supported: ``torch.optim.SparseAdam`` takes sparse gradients (``Embedding(...,
+    sparse=True)``), and duograd has no sparse layouts. Building one raises
+    ``NotImplementedError``; ``Adam`` gives the same updates on dense gradients.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> optim.SparseAdam([dg.zeros(1, requires_grad=True)])
+    Traceback (most recent call last):
+    ...
+    NotImplementedError: SparseAdam: sparse gradients are not supported (duograd has no sparse layouts); use Adam
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 maximize: bool = False) -> None:
+        raise NotImplementedError("SparseAdam: sparse gradients are not supported (duograd has "
+                                  "no sparse layouts); use Adam")
+
+
+# ---------------------------------------------------------------- L-BFGS
+# limited-memory BFGS on all parameters as one flat vector, with torch.optim.LBFGS's
+# algorithm: the two-loop recursion over the last history_size curvature pairs, a first step
+# of min(1, 1 / |g|_1) * lr, its stopping tests and, with line_search_fn="strong_wolfe", the
+# cubic-interpolation line search with the strong Wolfe conditions.
+
+def _cubic_min(x1: float, f1: float, g1: float, x2: float, f2: float, g2: float,
+               bounds: tuple[float, float] | None = None) -> float:
+    """The minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clamped to
+    ``bounds`` (default: between the two points); their midpoint if it has none."""
+    lo, hi = bounds if bounds is not None else (min(x1, x2), max(x1, x2))
+    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d2_sq = d1 ** 2 - g1 * g2
+    if d2_sq < 0:
+        return (lo + hi) / 2.0
+    d2 = d2_sq ** 0.5
+    if x1 <= x2:
+        pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+    else:
+        pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+    return min(max(pos, lo), hi)
+
+
+def _strong_wolfe(evaluate: Callable[[float], tuple[float, np.ndarray]], t: float,
+                  d: np.ndarray, f: float, g: np.ndarray, gtd: float, c1: float = 1e-4,
+                  c2: float = 0.9, tolerance_change: float = 1e-9,
+                  max_ls: int = 25) -> tuple[float, np.ndarray, float, int]:
+    """A step ``t`` along ``d`` satisfying the strong Wolfe conditions (bracketing, then
+    zooming by cubic interpolation); returns ``(loss, flat gradient, t, evaluations)``."""
+    d_norm = float(np.max(np.abs(d)))
+    g = g.copy()
+    f_new, g_new = evaluate(t)
+    evals, gtd_new = 1, float(g_new @ d)
+    t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
+    done, it = False, 0
+    while it < max_ls:
+        if f_new > f + c1 * t * gtd or (it > 1 and f_new >= f_prev):
+            br, br_f, br_g, br_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new.copy()], [gtd_prev, gtd_new]
+            break
+        if abs(gtd_new) <= -c2 * gtd:
+            br, br_f, br_g, br_gtd, done = [t], [f_new], [g_new], [gtd_new], True
+            break
+        if gtd_new >= 0:
+            br, br_f, br_g, br_gtd = [t_prev, t], [f_prev, f_new], [g_prev, g_new.copy()], [gtd_prev, gtd_new]
+            break
+        lo, hi = t + 0.01 * (t - t_prev), t * 10
+        t_prev, t = t, _cubic_min(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(lo, hi))
+        f_prev, g_prev, gtd_prev = f_new, g_new.copy(), gtd_new
+        f_new, g_new = evaluate(t)
+        evals += 1
+        gtd_new = float(g_new @ d)
+        it += 1
+    if it == max_ls:
+        br, br_f, br_g, br_gtd = [0.0, t], [f, f_new], [g, g_new], [gtd, gtd_new]
+    insufficient = False
+    low, high = (0, 1) if br_f[0] <= br_f[-1] else (1, 0)
+    while not done and it < max_ls:
+        if abs(br[1] - br[0]) * d_norm < tolerance_change:
+            break
+        t = _cubic_min(br[0], br_f[0], br_gtd[0], br[1], br_f[1], br_gtd[1])
+        top, bottom = max(br), min(br)
+        eps = 0.1 * (top - bottom)
+        if min(top - t, t - bottom) < eps:
+            if insufficient or t >= top or t <= bottom:
+                t = top - eps if abs(t - top) < abs(t - bottom) else bottom + eps
+                insufficient = False
+            else:
+                insufficient = True
+        else:
+            insufficient = False
+        f_new, g_new = evaluate(t)
+        evals += 1
+        gtd_new = float(g_new @ d)
+        it += 1
+        if f_new > f + c1 * t * gtd or f_new >= br_f[low]:
+            br[high], br_f[high], br_g[high], br_gtd[high] = t, f_new, g_new.copy(), gtd_new
+            low, high = (0, 1) if br_f[0] <= br_f[1] else (1, 0)
+        else:
+            if abs(gtd_new) <= -c2 * gtd:
+                done = True
+            elif gtd_new * (br[high] - br[low]) >= 0:
+                br[high], br_f[high], br_g[high], br_gtd[high] = br[low], br_f[low], br_g[low], br_gtd[low]
+            br[low], br_f[low], br_g[low], br_gtd[low] = t, f_new, g_new.copy(), gtd_new
+    return br_f[low], br_g[low], br[low], evals
+
+
+class LBFGS(Optimizer):
+    """L-BFGS, as ``torch.optim.LBFGS`` (see the module docstring): one parameter group
+    only; ``max_eval`` defaults to ``max_iter * 5 // 4``; ``step(closure)`` returns the
+    closure's first loss. State (under the first parameter, as torch): ``func_evals``,
+    ``n_iter``, ``d``, ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``,
+    ``prev_flat_grad``, ``prev_loss``.
+
+    >>> import duograd as dg
+    >>> from duograd import optim
+    >>> w = dg.tensor([0.0], requires_grad=True)
+    >>> opt = optim.LBFGS([w], line_search_fn="strong_wolfe")
+    >>> def closure():
+    ...     opt.zero_grad()
+    ...     loss = ((w - 2.0) ** 4).sum()
+    ...     loss.backward()
+    ...     return loss
+    >>> _ = opt.step(closure)
+    >>> bool(abs(w.item() - 2.0) < 0.05)
+    True
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1, max_iter: int = 20,
+                 max_eval: int | None = None, tolerance_grad: float = 1e-7,
+                 tolerance_change: float = 1e-9, history_size: int = 100,
+                 line_search_fn: str | None = None) -> None:
+        if max_eval is None:
+            max_eval = max_iter * 5 // 4
+        super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval,
+                                      tolerance_grad=tolerance_grad,
+                                      tolerance_change=tolerance_change,
+                                      history_size=history_size, line_search_fn=line_search_fn))
+        if len(self.param_groups) != 1:
+            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+        self._params = self.param_groups[0]["params"]
+
+    def _flat_grad(self) -> np.ndarray:
+        return np.concatenate([np.zeros(p._data.size, p._data.dtype) if p._grad is None
+                               else p._grad._data.reshape(-1) for p in self._params])
+
+    def _add(self, t: float, d: np.ndarray) -> None:
+        """Every parameter moves by ``t * d`` (its slice), in place."""
+        o = 0
+        for p in self._params:
+            n = p._data.size
+            _write(p, p._data, -(t * d[o:o + n]).reshape(p._data.shape))
+            o += n
+
+    def _set(self, saved: list[np.ndarray]) -> None:
+        for p, x in zip(self._params, saved):
+            _write(p, x, np.zeros((), p._data.dtype))
+
+    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
+        """One L-BFGS step (up to ``max_iter`` iterations); ``closure`` is required."""
+        if closure is None:
+            raise RuntimeError("LBFGS.step: a closure that reevaluates the model and returns "
+                               "the loss is required")
+        group = self.param_groups[0]
+        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        tol_grad, tol_change = group["tolerance_grad"], group["tolerance_change"]
+        line_search, history = group["line_search_fn"], group["history_size"]
+        state = self._state(self._params[0])
+        state.setdefault("func_evals", 0)
+        state.setdefault("n_iter", 0)
+        orig_loss = _closure(closure)
+        loss = float(orig_loss)
+        evals = 1
+        state["func_evals"] += 1
+        g = self._flat_grad()
+        if np.max(np.abs(g)) <= tol_grad:
+            return orig_loss
+        d, t = state.get("d"), state.get("t")
+        dirs, stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
+        H_diag, prev_g = state.get("H_diag"), state.get("prev_flat_grad")
+        prev_loss = state.get("prev_loss")
+        n_iter = 0
+        while n_iter < max_iter:
+            n_iter += 1
+            state["n_iter"] += 1
+            if state["n_iter"] == 1:
+                d, dirs, stps, ro, H_diag = -g, [], [], [], 1
+            else:
+                y, s = g - prev_g, d * t
+                ys = float(y @ s)
+                if ys > 1e-10:
+                    if len(dirs) == history:
+                        dirs.pop(0)
+                        stps.pop(0)
+                        ro.pop(0)
+                    dirs.append(y)
+                    stps.append(s)
+                    ro.append(1.0 / ys)
+                    H_diag = ys / float(y @ y)
+                al = state.setdefault("al", [None] * history)
+                q = -g
+                for i in range(len(dirs) - 1, -1, -1):
+                    al[i] = float(stps[i] @ q) * ro[i]
+                    q = q + (-al[i]) * dirs[i]
+                d = q * H_diag
+                for i in range(len(dirs)):
+                    be = float(dirs[i] @ d) * ro[i]
+                    d += (al[i] - be) * stps[i]
+            prev_g = g.copy()
+            prev_loss = loss
+            t = min(1.0, 1.0 / float(np.sum(np.abs(g)))) * lr if state["n_iter"] == 1 else lr
+            gtd = float(g @ d)
+            if gtd > -tol_change:
+                break
+            ls_evals = 0
+            if line_search is not None:
+                if line_search != "strong_wolfe":
+                    raise RuntimeError("LBFGS: only 'strong_wolfe' is supported")
+                x0 = [p._data.copy() for p in self._params]
+
+                def evaluate(step: float, x0: list = x0, d: np.ndarray = d) -> tuple[float, np.ndarray]:
+                    self._add(step, d)
+                    value = float(_closure(closure))
+                    flat = self._flat_grad()
+                    self._set(x0)
+                    return value, flat
+
+                loss, g, t, ls_evals = _strong_wolfe(evaluate, t, d, loss, g, gtd,
+                                                     max_ls=max_eval - evals)
+                self._add(t, d)
+                opt_cond = np.max(np.abs(g)) <= tol_grad
+            else:
+                self._add(t, d)
+                opt_cond = False
+                if n_iter != max_iter:
+                    loss = float(_closure(closure))
+                    g = self._flat_grad()
+                    opt_cond = np.max(np.abs(g)) <= tol_grad
+                    ls_evals = 1
+            evals += ls_evals
+            state["func_evals"] += ls_evals
+            if n_iter == max_iter or evals >= max_eval or opt_cond:
+                break
+            if np.max(np.abs(d * t)) <= tol_change or abs(loss - prev_loss) < tol_change:
+                break
+        state.update(d=d, t=t, old_dirs=dirs, old_stps=stps, ro=ro, H_diag=H_diag,
+                     prev_flat_grad=prev_g, prev_loss=prev_loss)
+        return orig_loss
 
 from . import lr_scheduler  # noqa: E402  (it refers to Optimizer)

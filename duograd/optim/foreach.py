@@ -338,3 +338,151 @@ class FlatUpdate:
             elif counts == "each":
                 for st in b.sts:
                     st["step"] += 1
+
+
+# ------------------------------------------------------------------ formulas of the host steps
+# (Adadelta, RAdam, Rprop, ASGD, Adafactor, Muon: the eager step calls each once per
+# parameter, on the parameter's own state arrays; the grouping of every product is the one
+# torch's single-tensor CPU path uses)
+
+
+def adadelta(sq: np.ndarray, acc: np.ndarray, g: np.ndarray, rho: float, eps: float) -> np.ndarray:
+    """Adadelta's accumulators updated in place and its direction returned (the step is
+    ``lr`` times it): ``sq = rho * sq + ((1 - rho) * g) * g``, ``delta = sqrt(acc + eps) /
+    sqrt(sq + eps) * g``, ``acc = rho * acc + ((1 - rho) * delta) * delta``.
+
+    >>> sq, acc = np.zeros(1), np.zeros(1)
+    >>> float(adadelta(sq, acc, np.array([1.0]), 0.0, 0.0)[0])
+    0.0
+    """
+    sq *= rho
+    t = _mul(g, 1 - rho)
+    t *= g
+    sq += t
+    std = _sqrt(sq + eps)
+    delta = _sqrt(acc + eps)
+    delta /= std
+    delta *= g
+    acc *= rho
+    t = _mul(delta, 1 - rho)
+    t *= delta
+    acc += t
+    return delta
+
+
+def radam(m: np.ndarray, v: np.ndarray, g: np.ndarray, b1: float, b2: float, eps: float,
+          lr: float, t: float) -> np.ndarray:
+    """RAdam's moments updated in place and its step returned: Adam's moments; with
+    ``rho_inf = 2 / (1 - b2) - 1`` and ``rho_t = rho_inf - 2 t b2**t / (1 - b2**t)``, the
+    step is ``((m / (1 - b1**t) * lr) * sqrt(1 - b2**t) / (sqrt(v) + eps)) * rect`` when
+    ``rho_t > 5`` (``rect`` the variance rectification), else ``m / (1 - b1**t) * lr``.
+
+    >>> m, v = np.zeros(1), np.zeros(1)
+    >>> radam(m, v, np.array([2.0]), 0.9, 0.999, 1e-8, 0.1, 1.0)   # rho_1 = 1: no rectification
+    array([0.2])
+    """
+    lerp_(m, g, 1 - b1)
+    v *= b2
+    sq = _mul(g, 1 - b2)
+    sq *= g
+    v += sq
+    bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+    corrected = m / bc1
+    rho_inf = 2 / (1 - b2) - 1
+    rho_t = rho_inf - 2 * t * (b2 ** t) / bc2
+    step = corrected * lr
+    if rho_t > 5.0:
+        denom = _sqrt(v)
+        denom += eps
+        step *= bc2 ** 0.5 / denom
+        step *= ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+    return step
+
+
+def rprop(prev: np.ndarray, sizes: np.ndarray, g: np.ndarray, etaminus: float, etaplus: float,
+          smin: float, smax: float) -> np.ndarray:
+    """Rprop's step sizes and previous gradient updated in place and its step returned:
+    where ``g * prev`` is positive the size grows by ``etaplus``, negative shrinks by
+    ``etaminus`` (and that coordinate's gradient counts as 0), clipped to ``[smin, smax]``;
+    the step is ``sign(g) * size``.
+
+    >>> prev, sizes = np.array([1.0, 1.0]), np.array([0.1, 0.1])
+    >>> rprop(prev, sizes, np.array([2.0, -2.0]), 0.5, 1.2, 1e-6, 50.0)
+    array([0.12, 0.  ])
+    """
+    sign = np.sign(g * prev)
+    factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1.0)).astype(sizes.dtype)
+    sizes *= factor
+    np.clip(sizes, smin, smax, out=sizes)
+    g = np.where(factor == etaminus, 0, g).astype(g.dtype)
+    prev[...] = g
+    return np.sign(g) * sizes
+
+
+def _norm(x: np.ndarray, axis: int | None = None) -> np.ndarray:
+    return np.sqrt(np.sum(x * x, axis=axis, keepdims=axis is not None))
+
+
+def adafactor(st: dict, param: np.ndarray, g: np.ndarray, lr: float, beta2_decay: float,
+              eps1: float, eps2: float, d: float, t: float) -> tuple[float, np.ndarray]:
+    """Adafactor's factored second moment (``row_var``/``col_var`` for a matrix or a
+    stack of them, ``variance`` for a vector) updated in place; returns ``(alpha,
+    update)``, the step being ``alpha * update`` (``param`` is read before any weight decay).
+
+    >>> st = {"variance": np.zeros(2)}
+    >>> a, u = adafactor(st, np.array([3.0, 4.0]), np.array([1.0, -1.0]), 0.01, -0.8, 1e-30, 1e-3, 1.0, 1.0)
+    >>> round(a, 6), u
+    (0.035355, array([ 1., -1.]))
+    """
+    beta_t = t ** beta2_decay
+    rho_t = min(lr, 1 / (t ** 0.5))
+    alpha = max(eps2, float(_norm(param)) / (param.size ** 0.5)) * rho_t
+    if g.ndim > 1:
+        lerp_(st["row_var"], _norm(g, -1) ** 2 / g.shape[-1], beta_t)
+        lerp_(st["col_var"], _norm(g, -2) ** 2 / g.shape[-2], beta_t)
+        row, col = st["row_var"], st["col_var"]
+        est = np.matmul(row, col)
+        est /= np.maximum(row.mean(axis=-2, keepdims=True), eps1)
+    else:
+        lerp_(st["variance"], g * g, beta_t)
+        est = st["variance"].copy()
+    np.maximum(est, eps1 * eps1, out=est)
+    update = 1 / _sqrt(est)
+    update *= g
+    denom = max(1.0, float(_norm(update)) / ((update.size ** 0.5) * d))
+    return alpha / denom, update
+
+
+def to_bfloat16(x: np.ndarray) -> np.ndarray:
+    """``x`` rounded to bfloat16 (nearest, ties to even) and held in float32.
+
+    >>> float(to_bfloat16(np.array([1.0 + 2 ** -9]))[0])
+    1.0
+    """
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    bits = (bits + (np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1)))) & np.uint32(0xFFFF0000)
+    return bits.view(np.float32)
+
+
+def newton_schulz(G: np.ndarray, coefficients: tuple[float, float, float], steps: int,
+                  eps: float) -> np.ndarray:
+    """Muon's orthogonalisation: ``steps`` quintic Newton–Schulz iterations on ``G /
+    ||G||`` (transposed when it has more rows than columns), every intermediate rounded
+    to bfloat16 as torch computes it.
+
+    >>> newton_schulz(np.eye(2) * 3, (3.4445, -4.775, 2.0315), 5, 1e-7)
+    array([[1.125, 0.   ],
+           [0.   , 1.125]], dtype=float32)
+    """
+    a, b, c = coefficients
+    X = to_bfloat16(G)
+    tall = G.shape[0] > G.shape[1]
+    if tall:
+        X = X.T
+    norm = to_bfloat16(np.array([max(float(_norm(X.astype(np.float64))), eps)]))[0]
+    X = to_bfloat16(X / np.float32(norm))
+    for _ in range(steps):
+        A = to_bfloat16(X @ X.T)
+        B = to_bfloat16(b * A + c * (A @ A))
+        X = to_bfloat16(a * X + B @ X)
+    return X.T if tall else X

@@ -38,7 +38,9 @@ if TYPE_CHECKING:  # the package imports this module, so no import back at modul
     from . import Optimizer
 
 __all__ = ["LRScheduler", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-           "LambdaLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau"]
+           "LambdaLR", "OneCycleLR", "SequentialLR", "ReduceLROnPlateau",
+           "MultiStepLR", "ConstantLR", "PolynomialLR", "MultiplicativeLR", "CyclicLR",
+           "CosineAnnealingWarmRestarts", "ChainedScheduler"]
 
 
 class LRScheduler:
@@ -469,3 +471,322 @@ class ReduceLROnPlateau(LRScheduler):
                     group["lr"] = new
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+
+def _positive_int(name: str, label: str, value: Any) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name}: {label} must be a positive int, got {value!r}")
+    return value
+
+
+class MultiStepLR(LRScheduler):
+    """``base_lr * gamma ** k``, ``k`` the number of ``milestones`` (epochs) reached so far
+    (a milestone listed twice counts twice, as torch's).
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import MultiStepLR
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     s.step(); lrs.append(opt.lr)
+    >>> lrs
+    [0.5, 0.5, 0.25, 0.25]
+    """
+
+    def __init__(self, optimizer: Optimizer, milestones: Sequence[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones, self.gamma = sorted(int(m) for m in milestones), float(gamma)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> float:
+        return self.base_lr * self.gamma ** bisect.bisect_right(self.milestones, self.last_epoch)
+
+
+class ConstantLR(LRScheduler):
+    """``base_lr * factor`` for the first ``total_iters`` epochs, then ``base_lr``.
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import ConstantLR
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=0.9)
+    >>> s = ConstantLR(opt, factor=0.5, total_iters=2)
+    >>> lrs = [opt.lr]
+    >>> for _ in range(3):
+    ...     s.step(); lrs.append(opt.lr)
+    >>> lrs
+    [0.45, 0.45, 0.9, 0.9]
+    """
+
+    def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
+                 last_epoch: int = -1) -> None:
+        if not 0 <= factor <= 1:
+            raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
+        self.factor, self.total_iters = float(factor), int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> float:
+        return self.base_lr * (self.factor if self.last_epoch < self.total_iters else 1.0)
+
+
+class PolynomialLR(LRScheduler):
+    """``base_lr * (1 - min(epoch, total_iters) / total_iters) ** power``: a polynomial
+    decay to 0 over ``total_iters`` epochs.
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import PolynomialLR
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = PolynomialLR(opt, total_iters=4, power=2.0)
+    >>> s.step(); opt.lr
+    0.5625
+    """
+
+    def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0,
+                 last_epoch: int = -1) -> None:
+        self.total_iters, self.power = int(total_iters), float(power)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> float:
+        return self.base_lr * (1.0 - min(self.last_epoch, self.total_iters) / self.total_iters) ** self.power
+
+
+class MultiplicativeLR(LRScheduler):
+    """Each ``step()`` multiplies the lr by ``lr_lambda(epoch)`` (a list: one function per
+    group): ``base_lr * lr_lambda(1) * ... * lr_lambda(epoch)``.
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import MultiplicativeLR
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = MultiplicativeLR(opt, lambda e: 0.5)
+    >>> s.step(); s.step(); opt.lr
+    0.25
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float] | Sequence[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
+        n = len(optimizer.param_groups)
+        fns = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * n
+        if len(fns) != n:
+            raise ValueError(f"MultiplicativeLR: expected {n} lr_lambdas, but got {len(fns)}")
+        self.lr_lambdas = fns
+        self._at, self._lr = 0, [g.get("initial_lr", g["lr"]) for g in optimizer.param_groups]
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        if self.last_epoch < self._at:  # (a step back to an earlier epoch: from the base)
+            self._at, self._lr = 0, list(self.base_lrs)
+        while self._at < self.last_epoch:
+            self._at += 1
+            self._lr = [lr * f(self._at) for lr, f in zip(self._lr, self.lr_lambdas)]
+        return list(self._lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().state_dict().items() if k != "lr_lambdas"}
+
+
+class CyclicLR(LRScheduler):
+    """The cyclical learning rate policy, as ``torch.optim.lr_scheduler.CyclicLR``: the lr
+    goes from ``base_lr`` to ``max_lr`` over ``step_size_up`` steps and back over
+    ``step_size_down`` (default: the same), the amplitude scaled per cycle ("triangular":
+    1, "triangular2": halved each cycle) or per step ("exp_range": ``gamma ** step``), or by
+    ``scale_fn`` of the cycle or of the step (``scale_mode``); with ``cycle_momentum`` the
+    momentum (or Adam's beta1) moves inversely between ``max_momentum`` and
+    ``base_momentum``. Step it after every batch.
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import CyclicLR
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=9.0, momentum=0.9)
+    >>> s = CyclicLR(opt, base_lr=0.1, max_lr=0.5, step_size_up=2)
+    >>> lrs = [opt.lr]
+    >>> for _ in range(4):
+    ...     s.step(); lrs.append(round(opt.lr, 6))
+    >>> lrs
+    [0.1, 0.3, 0.5, 0.3, 0.1]
+    """
+
+    def __init__(self, optimizer: Optimizer, base_lr: float | Sequence[float],
+                 max_lr: float | Sequence[float], step_size_up: int = 2000,
+                 step_size_down: int | None = None, mode: str = "triangular", gamma: float = 1.0,
+                 scale_fn: Callable[[float], float] | None = None, scale_mode: str = "cycle",
+                 cycle_momentum: bool = True, base_momentum: float = 0.8,
+                 max_momentum: float = 0.9, last_epoch: int = -1) -> None:
+        n = len(optimizer.param_groups)
+
+        def per(name: str, v: Any) -> list[float]:
+            vs = list(v) if isinstance(v, (list, tuple)) else [v] * n
+            if len(vs) != n:
+                raise ValueError(f"CyclicLR: expected {n} values for {name}, got {len(vs)}")
+            return [float(x) for x in vs]
+        base_lrs = per("base_lr", base_lr)
+        for lr, group in zip(base_lrs, optimizer.param_groups):
+            group["lr"] = lr
+        self.max_lrs = per("max_lr", max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("CyclicLR: mode is invalid and scale_fn is None")
+        self.mode, self.gamma, self._custom = mode, float(gamma), scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else (
+            "iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = bool(cycle_momentum)
+        if self.cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("CyclicLR: optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self._use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = per("base_momentum", base_momentum)
+            self.max_momentums = per("max_momentum", max_momentum)
+            for mm, bm, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                self._set_momentum(group, mm)
+                group["max_momentum"], group["base_momentum"] = mm, bm
+        self._cycle_base = base_lrs
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = list(base_lrs)
+
+    def _set_momentum(self, group: dict[str, Any], m: float) -> None:
+        if self._use_beta1:
+            group["betas"] = (m, *group["betas"][1:])
+        else:
+            group["momentum"] = m
+
+    def scale_fn(self, x: float) -> float:
+        """The amplitude's scale at cycle (or step) ``x``."""
+        if self._custom is not None:
+            return self._custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self) -> list[float]:
+        e = self.last_epoch
+        cycle = math.floor(1 + e / self.total_size)
+        x = 1.0 + e / self.total_size - cycle
+        factor = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else e)
+        lrs = [b + (m - b) * factor * scale for b, m in zip(self._cycle_base, self.max_lrs)]
+        if self.cycle_momentum:
+            for group, bm, mm in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                self._set_momentum(group, mm - (mm - bm) * factor * scale)
+        return lrs
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in super().state_dict().items() if k != "_custom"}
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """SGDR: a cosine from the base lr to ``eta_min`` over ``T_0`` epochs, restarting at
+    the base lr, each period ``T_mult`` times the last. ``step(epoch)`` accepts a
+    fractional epoch (a step per batch), as torch's.
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim.lr_scheduler import CosineAnnealingWarmRestarts
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = CosineAnnealingWarmRestarts(opt, T_0=2)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     s.step(); lrs.append(round(opt.lr, 6))
+    >>> lrs
+    [0.5, 1.0, 0.5, 1.0]
+    """
+
+    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
+        if not isinstance(T_0, int) or isinstance(T_0, bool) or T_0 <= 0:
+            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
+        if not isinstance(T_mult, int) or isinstance(T_mult, bool) or T_mult < 1:
+            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
+        if not isinstance(eta_min, (float, int)):
+            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type "
+                             f"{type(eta_min)}")
+        self.T_0, self.T_i, self.T_mult, self.eta_min = T_0, T_0, T_mult, float(eta_min)
+        self.T_cur = 0.0
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> float:
+        cos = math.cos(math.pi * self.T_cur / self.T_i)
+        return self.eta_min + (self.base_lr - self.eta_min) * (1 + cos) / 2
+
+    @host  # a dg.compile replay calls it again
+    def step(self, epoch: float | None = None) -> None:
+        """Advance one epoch, or go to (a possibly fractional) ``epoch``."""
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur += 1
+            if self.T_cur >= self.T_i:
+                self.T_cur -= self.T_i
+                self.T_i *= self.T_mult
+        else:
+            if epoch < 0:
+                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i, self.T_cur = self.T_0, epoch
+        self.last_epoch = math.floor(epoch)
+        self._apply()
+
+
+class ChainedScheduler(LRScheduler):
+    """Several schedules at once, as ``torch.optim.lr_scheduler.ChainedScheduler``:
+    ``step()`` steps each, and the lr is the base lr times the product of their factors
+    (each schedule's own lr over the base). This equals torch's chaining for the
+    multiplicative schedules (``StepLR``, ``MultiStepLR``, ``ConstantLR``, ``LinearLR``,
+    ``ExponentialLR``, ``PolynomialLR``, ``MultiplicativeLR``, ``LambdaLR`` first).
+
+    >>> from duograd import nn, optim
+    >>> from duograd.optim import lr_scheduler as S
+    >>> opt = optim.SGD(nn.Linear(1, 1, rng=0).parameters(), lr=1.0)
+    >>> s = S.ChainedScheduler([S.ConstantLR(opt, factor=0.5, total_iters=2),
+    ...                         S.ExponentialLR(opt, gamma=0.9)])
+    >>> lrs = [opt.lr]
+    >>> for _ in range(3):
+    ...     s.step(); lrs.append(round(opt.lr, 6))
+    >>> lrs
+    [0.5, 0.45, 0.81, 0.729]
+    """
+
+    def __init__(self, schedulers: Sequence[LRScheduler], optimizer: Optimizer | None = None) -> None:
+        schedulers = list(schedulers)
+        if not schedulers:
+            raise ValueError("ChainedScheduler expects at least one scheduler to be chained, "
+                             "but got no scheduler.")
+        optimizer = optimizer if optimizer is not None else schedulers[0].optimizer
+        for i, sch in enumerate(schedulers):
+            if not isinstance(sch, LRScheduler) or isinstance(sch, ReduceLROnPlateau):
+                raise TypeError(f"ChainedScheduler: scheduler {i} is a {type(sch).__name__}, "
+                                "not a schedule of epochs")
+            if sch.optimizer is not optimizer:
+                raise ValueError(f"ChainedScheduler expects all schedulers to belong to the same "
+                                 f"optimizer, but got scheduler {i} with another one")
+        self._schedulers, self.optimizer = schedulers, optimizer
+        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
+        self.last_epoch = 0
+        self._combine()
+
+    def _combine(self) -> None:
+        lrs = list(self.base_lrs)
+        for sch in self._schedulers:
+            for i, (lr, base) in enumerate(zip(sch._last_lr, sch.base_lrs)):
+                lrs[i] = lrs[i] * (lr / base) if base != 0 else 0.0
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = float(lr)
+        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
+
+    @host  # a dg.compile replay calls it again
+    def step(self, epoch: int | None = None) -> None:
+        self.last_epoch += 1
+        for sch in self._schedulers:
+            sch.step()
+        self._combine()
+
+    def state_dict(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        out["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return out

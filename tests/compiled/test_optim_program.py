@@ -75,8 +75,8 @@ CASES = {
     "RMSprop centered momentum": lambda m: optim.RMSprop(m.parameters(), lr=0.01, centered=True,
                                                          momentum=0.9, weight_decay=0.01),
     "RMSprop maximize": lambda m: optim.RMSprop(m.parameters(), lr=0.01, momentum=0.5, maximize=True),
-    "two groups": lambda m: optim.Adam([{"params": m.parameters()[:2], "lr": 0.02},
-                                        {"params": m.parameters()[2:], "weight_decay": 0.1}], lr=0.01),
+    "two groups": lambda m: optim.Adam([{"params": list(m.parameters())[:2], "lr": 0.02},
+                                        {"params": list(m.parameters())[2:], "weight_decay": 0.1}], lr=0.01),
 }
 
 

@@ -368,7 +368,7 @@ def test_apply_to_double_float_requires_grad(torch):
     torch.nn.Sequential(torch.nn.LayerNorm(3), torch.nn.BatchNorm1d(3)).apply(
         lambda m: torder.append(type(m).__name__))
     assert order == torder
-    params = net.parameters()
+    params = list(net.parameters())
     net.float()
     assert all(p.dtype == np.float32 for p in net.parameters())
     assert net[1].running_mean.dtype == np.float32

@@ -69,7 +69,7 @@ def test_state_dict_names_and_order():
     assert [v.shape for v in sd.values()] == [(3, 2), (3,), (4, 3), (4,), (1, 4), (1,)]  # torch's (out, in)
     # parameters() lists the same tensors in the same order
     assert [id(p) for p in net.parameters()] == [id(p) for _, p in net.named_parameters()]
-    assert net.parameters()[0] is net.layers[0].weight
+    assert next(net.parameters()) is net.layers[0].weight
 
 
 def test_sequential_names_follow_pytorch():
@@ -586,7 +586,7 @@ def test_dropout_edges_and_reproducibility():
     for bad in (-0.1, 1.5, float("nan")):
         with pytest.raises(ValueError, match="Dropout"):
             nn.Dropout(bad)
-    assert nn.Dropout(0.5).parameters() == []
+    assert list(nn.Dropout(0.5).parameters()) == []
 
 
 def test_loss_modules_reject_unknown_reduction():

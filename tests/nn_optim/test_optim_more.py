@@ -42,7 +42,7 @@ def models(torch):
 def params_of(net, groups):
     if not groups:
         return net.parameters()
-    ps = net.parameters()
+    ps = list(net.parameters())
     return [{"params": ps[:2], **groups[0]}, {"params": ps[2:]}]
 
 

@@ -38,9 +38,8 @@ __all__ = ["clip_grad_norm_", "load_torch_state_dict", "torch_state_dict", "TORC
 # ---------------------------------------------------------------- gradient clipping
 
 
-@host  # a dg.compile replay calls it again (it computes in NumPy on the gradients)
 def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False) -> float:
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> float:
     """Scale the gradients of ``params`` together so that their total norm is at most
     ``max_norm``, as ``torch.nn.utils.clip_grad_norm_``; returns the total norm *before*
     clipping, as a float.
@@ -62,7 +61,14 @@ def clip_grad_norm_(params: Iterable[Tensor] | Tensor, max_norm: float, norm_typ
     """
     if isinstance(params, Tensor):
         params = [params]
-    params = list(params)
+    # (listed here, outside the host step: a generator such as model.parameters() would be
+    # exhausted when a dg.compile replay calls the step again with the recorded arguments)
+    return _clip_grad_norm(list(params), max_norm, norm_type, error_if_nonfinite)
+
+
+@host  # a dg.compile replay calls it again (it computes in NumPy on the gradients)
+def _clip_grad_norm(params: list[Tensor], max_norm: float, norm_type: float,
+                    error_if_nonfinite: bool) -> float:
     for i, p in enumerate(params):
         if not isinstance(p, Tensor):
             raise TypeError(f"clip_grad_norm_: parameter {i} is a {type(p).__name__}, not a Tensor")
