@@ -47,6 +47,7 @@ from .conv import (_adaptive_max_pool1d_torch as adaptive_max_pool1d, adaptive_a
                    conv1d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from . import autograd, func, nn, optim, random, viz  # noqa: E402  (after the engine they build on)
+autograd.gradcheck, autograd.gradgradcheck = gradcheck, gradgradcheck  # torch.autograd's names too
 from . import utils  # noqa: E402  (duograd.utils.data: datasets and the data loader)
 from .nn.functional import celu, prelu, selu  # noqa: E402  (torch has them at the top level too)
 from .capture import Compiled, compile  # noqa: E402,A001

@@ -181,16 +181,7 @@ def _import(name: str) -> Any:
 
 def _has(target: Any, name: str) -> bool:
     if isinstance(target, types.ModuleType):
-        if name in target.__dict__:
-            return True
-        lazy = target.__dict__.get("__getattr__")  # a module that gives names on first use
-        if lazy is None:
-            return False
-        try:
-            lazy(name)
-        except AttributeError:
-            return False
-        return True
+        return name in target.__dict__
     return any(name in vars(k) for k in target.__mro__)
 
 

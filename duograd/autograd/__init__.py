@@ -15,11 +15,3 @@ from .engine import (ELEMENTWISE, LINEAR, Primitive, Variadic, WithConstant, _fi
 from .function import Function, FunctionCtx  # noqa: F401
 from . import graph  # noqa: F401
 
-
-def __getattr__(name: str):
-    """``dg.autograd.gradcheck`` / ``gradgradcheck`` (and ``functional``'s names, once built)
-    as torch has them; imported on first use, since ``duograd.gradcheck`` builds on this package."""
-    if name in ("gradcheck", "gradgradcheck", "GradcheckError"):
-        import importlib
-        return getattr(importlib.import_module("duograd.gradcheck"), name)
-    raise AttributeError(f"module 'duograd.autograd' has no attribute {name!r}")
