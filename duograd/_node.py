@@ -5,8 +5,9 @@ A Tensor computed while autograd records points to the ``Node`` that made it
 None. A node holds what its backward needs and nothing more:
 
 - ``op``: the primitive (its VJP rules, and the facts the tools read);
-- ``next``: per input, the node that input had *when this node was recorded* (``LEAF``
-  for a leaf that requires grad, None for an input that needs no gradient). These are the
+- ``next``: per input, the node that input had *when this node was recorded* (the leaf
+  Tensor itself for a leaf that requires grad, None for an input that needs no gradient),
+  which are the graph's keys (``autograd.key_of``). These are the
   edges of the graph: an in-place write later gives a tensor a new node, and every node
   recorded before the write keeps the edge to the old one, by construction;
 - ``inputs``, ``kw``: the saved input Tensors and keyword parameters the rules read;
@@ -87,10 +88,8 @@ class Node:
         if self.next is None:
             return ()
         out = []
-        for e, x in zip(self.next, self.inputs):
-            if e is LEAF:
-                e = accumulator(x)
-            out.append((e, 0))
+        for e in self.next:
+            out.append((e if e is None or type(e) is Node else accumulator(e), 0))
         return tuple(out)
 
     @property

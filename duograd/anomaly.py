@@ -35,7 +35,7 @@ import math
 import numpy as np
 
 from . import _context
-from ._node import LEAF, Node
+from ._node import Node
 from ._tensor import Tensor
 from .hooks import IdWeakMap, _Entry
 
@@ -189,7 +189,7 @@ class _Checks(_Locations):
         for i, (e, x) in enumerate(zip(edges, inputs)):
             if e is None:
                 continue
-            k = x if e is LEAF else e
+            k = e
             gx = grads.get(k)
             if gx is None or checked.get(k) is gx:
                 continue

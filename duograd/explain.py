@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _context, autograd
-from ._node import LEAF, Node
+from ._node import Node
 from .anomaly import where_of
 from .autograd import _fit, enable_grad, no_grad
 from ._tensor import Tensor, _wrap
@@ -262,7 +262,7 @@ def explain(output: Tensor, inputs: Tensor | Sequence[Tensor] | None = None,
             if is_node and node.op.checkable:
                 row["fd_error"], row["flagged"] = check_node(node, walk.cotangents[k], rng)
         for i, (e, x) in enumerate(zip(node.next, node.inputs) if is_node else ()):
-            key = x if e is LEAF else e
+            key = e
             if e is not None and key in walk.row_of:
                 ax = axes[i]
                 label = _shape(x.shape)

@@ -46,7 +46,7 @@ def _needs_graph(outs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bool:
         return False
     ids = {id(a) for a in aliases if a.is_leaf}
     roots = [o for o in outs if o.requires_grad]
-    return any(type(n) is not Node and id(n) not in ids for n in _toposort(roots)[0]) if roots else False
+    return any(type(n) is not Node and id(n) not in ids for n in _toposort(roots)) if roots else False
 
 
 def _argnums(argnums: Argnums, nargs: int, fn: str) -> tuple[int, ...]:

@@ -250,7 +250,7 @@ class _Hooks:
             for i, (old, new) in enumerate(zip(grad_inputs, r)):
                 if old is None or new is old:
                     continue
-                k = inputs[i] if edges[i] is LEAF else edges[i]
+                k = edges[i]
                 grads[k] = grads[k] - old + new
             grad_inputs = tuple(r)
 

@@ -378,7 +378,7 @@ MUTANTS: list[Mutant] = [
            "",
            f"{OPS} {GAPS}", "a tangent is not broadcast to its output's shape"),
     Mutant("F-no-graph", "duograd/func.py",
-           "return any(type(n) is not Node and id(n) not in ids for n in _toposort(roots)[0]) if roots else False",
+           "return any(type(n) is not Node and id(n) not in ids for n in _toposort(roots)) if roots else False",
            "return False",
            HFUNC, "func.vjp never records its backward pass: grad(grad(f)) breaks"),
     Mutant("F-jacrev-transposed", "duograd/func.py",

@@ -299,25 +299,36 @@ class Primitive:
         out = _new(Tensor)
         out._data = data if type(data) is _ndarray else np.asarray(data)
         out._grad = out._tangent = None
-        out._node = None
+        edges = None
         if _ctx.grad_enabled and self.differentiable:
-            # the edges: each input's node as it is now (None: it needs no gradient)
+            # the edges: each input's graph key as it is now (its node; the leaf itself for a
+            # leaf that requires grad; None for an input that needs no gradient)
             if n == 2:
-                edges = (x._node, y._node)
-                record = edges[0] is not None or edges[1] is not None
+                xn = x._node
+                yn = y._node
+                if xn is not None or yn is not None:
+                    edges = (x if xn is LEAF else xn, y if yn is LEAF else yn)
             elif n == 1:
-                edges = (x._node,)
-                record = edges[0] is not None
+                xn = x._node
+                if xn is not None:
+                    edges = (x if xn is LEAF else xn,)
             else:
-                edges = tuple([a._node for a in xs])
-                record = edges.count(None) != n
-            if record:  # the output becomes a node of the graph
-                node = _new(Node)
-                node.op, node.next, node.inputs, node.kw = self, edges, xs, kw
-                node.stamp, node.extra = _versions.clock, None
-                out._node = node
-                if _ctx.packing:
-                    _pack(node, out)
+                keys = [a if a._node is LEAF else a._node for a in xs]
+                if keys.count(None) != n:
+                    edges = tuple(keys)
+        if edges is None:
+            out._node = None
+        else:  # the output becomes a node of the graph
+            node = _new(Node)
+            node.op = self
+            node.next = edges
+            node.inputs = xs
+            node.kw = kw
+            node.stamp = _versions.clock
+            node.extra = None
+            out._node = node
+            if _ctx.packing:
+                _pack(node, out)
         if _ctx.watching:  # one test for both: listeners of calls, or a jvp in progress
             if _ctx.on_call:
                 call = (self, xs, kw, out)
@@ -486,14 +497,14 @@ def exit_forward_level(lvl: int) -> None:
 
 
 # ---------------------------------------------------------------- reverse mode
-# The graph's keys: a Node for a computed tensor, the Tensor itself for a leaf (its edge in a
-# consumer's ``next`` is ``LEAF``; the consumer's ``inputs`` at the same position is the leaf).
+# The graph's keys: a Node for a computed tensor, the Tensor itself for a leaf that requires
+# grad (so a consumer's ``next`` holds keys, and the traversal needs no other lookup).
 
 def make_node(op: Primitive, xs: tuple[Tensor, ...], kw: dict) -> Node:
     """A graph node for ``op`` applied to ``xs`` now (for results made outside
     ``Primitive.__call__``: ``checkpoint``)."""
     node = _new(Node)
-    node.op, node.next, node.inputs, node.kw = op, tuple(x._node for x in xs), xs, kw
+    node.op, node.next, node.inputs, node.kw = op, tuple(key_of(x) for x in xs), xs, kw
     node.stamp, node.extra = _versions.clock, None
     return node
 
@@ -511,57 +522,47 @@ def _released(node: Node) -> RuntimeError:
         "backward; pass retain_graph=True to the first backward to go through it twice")
 
 
-def _toposort(roots: Sequence[Tensor]) -> tuple[list, dict]:
-    """The keys reachable from the tensors ``roots`` through edges that need a gradient,
-    every consumer before its inputs, and for each node a Tensor holding its output (the
-    root itself, or the input of the consumer that reached it).
+def _toposort(roots: Sequence[Tensor]) -> list:
+    """The graph keys reachable from the tensors ``roots`` through edges that need a
+    gradient, every consumer before its inputs.
 
     Two iterative passes (no recursion, so a chain of any depth works): count each
     node's consumers, then emit a node once all its consumers have been emitted."""
     deps: dict[Any, int] = {}
-    outs: dict[Any, Tensor] = {}
     stack = []
     for r in roots:
         k = key_of(r)
         if k not in deps:
             deps[k] = 0
-            outs[k] = r
             stack.append(k)
     while stack:
         node = stack.pop()
-        if type(node) is not Node:
+        if type(node) is not Node:  # a leaf
             continue
         edges = node.next
         if edges is None:
             raise _released(node)
-        for e, x in zip(edges, node.inputs):
-            if e is None:
-                continue
-            if e is LEAF:
-                e = x
-            c = deps.get(e)
-            if c is None:
-                deps[e] = 1
-                outs[e] = x
-                stack.append(e)
-            else:
-                deps[e] = c + 1
+        for e in edges:
+            if e is not None:
+                c = deps.get(e)
+                if c is None:
+                    deps[e] = 1
+                    stack.append(e)
+                else:
+                    deps[e] = c + 1
     order = []
     ready = [k for k in dict.fromkeys(key_of(r) for r in roots) if deps[k] == 0]
     while ready:
         node = ready.pop()
         order.append(node)
         if type(node) is Node:
-            for e, x in zip(node.next, node.inputs):
-                if e is None:
-                    continue
-                if e is LEAF:
-                    e = x
-                c = deps[e] - 1
-                deps[e] = c
-                if c == 0:
-                    ready.append(e)
-    return order, outs
+            for e in node.next:
+                if e is not None:
+                    c = deps[e] - 1
+                    deps[e] = c
+                    if c == 0:
+                        ready.append(e)
+    return order
 
 
 def inputs_of(node: Any) -> list[tuple[Any, Tensor]]:
@@ -569,7 +570,7 @@ def inputs_of(node: Any) -> list[tuple[Any, Tensor]]:
     the one way the tools (``explain``, ``viz``, ``func``) walk the graph."""
     if type(node) is not Node or node.next is None:
         return []
-    return [(x if e is LEAF else e, x) for e, x in zip(node.next, node.inputs) if e is not None]
+    return [(e, x) for e, x in zip(node.next, node.inputs) if e is not None]
 
 
 def _prune(order: list, targets: Sequence[Any], allow_unused: bool) -> set:
@@ -647,7 +648,7 @@ def _unpack(node: Node, edges: tuple, xs: tuple, out: Tensor) -> tuple[Tensor, t
         if _versions.written_since(arr, s):
             if reads_in is None or i in reads_in:
                 raise _version_error(node, f"input {i}", arr)
-        if x._node is not e:
+        if (x._node is not e) if type(e) is Node else (e is None and x._node is not None):
             args[i] = _stand_in(arr, e)
     if out._node is not node or _versions.written_since(out._data, s):
         if reads_out and _versions.written_since(out._data, s):
@@ -673,7 +674,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     replace it), of each rule's result (``on_edge``) and of each node done
     (``on_done``); without any, the sweep pays one test per node and per edge.
     """
-    order, outs = _toposort(roots)
+    order = _toposort(roots)
     needed = _prune(order, targets, allow_unused) if targets is not None else None
     wanted = set(targets) if targets is not None else None
     grads: dict[Any, Tensor] = {}
@@ -689,10 +690,14 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     careful = last and any(type(n) is Node and n.stamp < last for n in order)
     prev_mode = _ctx.set_grad_mode(create_graph)
     try:
+        # for each node, a Tensor holding its output: the root, or the input of the first
+        # consumer that handed it a cotangent (the node itself holds none: no cycle)
+        outs: dict[Any, Tensor] = {}
         for r, s in zip(roots, seeds):
             k = key_of(r)
             prev = grads.get(k)
             grads[k] = s if prev is None else prev + s
+            outs[k] = r
         for k in range(len(order)):
             node = order[k]
             g = grads.pop(node, None)  # each cotangent is dropped once its node has run
@@ -705,7 +710,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                         results[node] = g
                 continue
             edges, xs, kw = node.next, node.inputs, node.kw
-            out = outs.pop(node)
+            out = outs.pop(node, None)
             if not retain_graph:
                 order[k] = None
                 node.next = node.inputs = node.kw = None
@@ -724,13 +729,9 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             if node.extra is not None and "packed" in node.extra:
                 out, args = _unpacked(node, edges, out, args)
             for i, e in enumerate(edges):
-                if e is None:
+                if e is None or needed is not None and e not in needed:
                     continue
                 x = xs[i]
-                if e is LEAF:
-                    e = x
-                if needed is not None and e not in needed:
-                    continue
                 try:  # the table itself on the hot path; vjp_rule for the rest (and its errors)
                     rule = rules[i]
                 except (TypeError, IndexError):
@@ -745,7 +746,11 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                     for f in on_edge:
                         f(node, i, x, raw, gx)
                 prev = grads.get(e)
-                grads[e] = gx if prev is None else prev + gx
+                if prev is None:
+                    grads[e] = gx
+                    outs[e] = x
+                else:
+                    grads[e] = prev + gx
             if watched:
                 for f in on_done:
                     f(node, edges, xs, grads)
@@ -786,7 +791,8 @@ def _unpacked(node: Node, edges: tuple, out: Tensor, args: tuple) -> tuple[Tenso
         if k == "out":
             out = t if t._node is node else _stand_in(t._data, node)
         else:
-            args[k] = t if t._node is edges[k] else _stand_in(t._data, edges[k])
+            e = edges[k]
+            args[k] = t if key_of(t) is e else _stand_in(t._data, LEAF if isinstance(e, Tensor) else e)
     return out, tuple(args)
 
 

@@ -831,7 +831,7 @@ class Adadelta(Optimizer):
     >>> w = dg.tensor([1.0], requires_grad=True)
     >>> opt = optim.Adadelta([w], lr=1.0, rho=0.0, eps=1e-6)
     >>> w.grad = dg.tensor([1.0]); opt.step()
-    >>> w.data.round(6)      # sqrt(1e-6) / sqrt(1 + 1e-6)
+    >>> w.detach().numpy().round(6)      # sqrt(1e-6) / sqrt(1 + 1e-6)
     array([0.999])
     """
 
@@ -888,7 +888,7 @@ class RAdam(Optimizer):
     >>> w = dg.tensor([1.0], requires_grad=True)
     >>> opt = optim.RAdam([w], lr=0.1)
     >>> w.grad = dg.tensor([3.0]); opt.step()
-    >>> w.data.round(6)      # the first steps use the momentum alone: 1 - 0.1 * 3
+    >>> w.detach().numpy().round(6)      # the first steps use the momentum alone: 1 - 0.1 * 3
     array([0.7])
     """
 
@@ -938,7 +938,7 @@ class Rprop(Optimizer):
     >>> opt = optim.Rprop([w], lr=0.1)
     >>> for _ in range(2):
     ...     w.grad = dg.tensor([5.0]); opt.step()
-    >>> w.data.round(6)      # 1 - 0.1 - 0.12
+    >>> w.detach().numpy().round(6)      # 1 - 0.1 - 0.12
     array([0.78])
     """
 
@@ -984,7 +984,7 @@ class ASGD(Optimizer):
     >>> w = dg.tensor([1.0], requires_grad=True)
     >>> opt = optim.ASGD([w], lr=0.1, lambd=0.0)
     >>> w.grad = dg.tensor([2.0]); opt.step()
-    >>> w.data.round(6), opt.state[w]["ax"].round(6)
+    >>> w.detach().numpy().round(6), opt.state[w]["ax"].round(6)
     (array([0.8]), array([0.8]))
     """
 
@@ -1037,7 +1037,7 @@ class Adafactor(Optimizer):
     >>> w = dg.tensor([3.0, 4.0], requires_grad=True)
     >>> opt = optim.Adafactor([w], lr=0.01)
     >>> w.grad = dg.tensor([1.0, -1.0]); opt.step()
-    >>> w.data.round(6)      # moved by lr * RMS(w) = 0.01 * 3.5355
+    >>> w.detach().numpy().round(6)      # moved by lr * RMS(w) = 0.01 * 3.5355
     array([2.964645, 4.035355])
     """
 
@@ -1099,7 +1099,7 @@ class Muon(Optimizer):
     >>> w = dg.zeros((2, 2), requires_grad=True)
     >>> opt = optim.Muon([w], lr=0.1)
     >>> w.grad = dg.eye(2); opt.step()
-    >>> w.data               # -lr * 1.125 on the diagonal (bfloat16's Newton–Schulz)
+    >>> w.detach().numpy()   # -lr * 1.125 on the diagonal (bfloat16's Newton–Schulz)
     array([[-0.1125,  0.    ],
            [ 0.    , -0.1125]])
     """
