@@ -377,7 +377,7 @@ def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any =
             if len(group) < 2:
                 continue
             hit = [n for n in group if n in given]
-            if len(hit) > 1:
+            if len({id(given[n]) for n in hit}) > 1:
                 raise ValueError(f"functional_call got multiple values for keys {sorted(hit)}, "
                                  "which are tied. Consider using tie_weights=False")
             if hit:

@@ -75,9 +75,9 @@ class FunctionCtx:
         """The saved tensors (an output saved in ``forward`` is the output ``apply``
         returned); raises if one was modified in place since it was saved. Inside ``jvp``,
         those of ``save_for_forward`` (if any)."""
-        if self._in_jvp and self._saved_fwd is not None:
+        if self._in_jvp:  # as torch: jvp reads what save_for_forward kept, nothing else
             return tuple(self._outputs.get(id(t), t) if t is not None else None
-                         for t in self._saved_fwd)
+                         for t in self._saved_fwd or ())
         out = []
         for i, (t, v) in enumerate(zip(self._saved, self._versions)):
             if t is not None and t._version != v and id(t) not in self._dirty:

@@ -340,6 +340,9 @@ def _jacfwd(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:
         (stack([c[i].reshape(-1) for c in cols[j]], -1).reshape(o.shape + x.shape).detach()
          if cols[j] else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype)))
         for j, x in enumerate(ins)) for i, o in enumerate(outs))
+    if in_tuple:  # torch's forward-mode gives lists for tuple inputs
+        lists = [list(blocks) for blocks in jac]
+        return lists if out_tuple else lists[0]
     return _shaped(jac, (out_tuple, in_tuple))
 
 
