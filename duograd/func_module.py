@@ -273,6 +273,9 @@ def tree_transforms(grad_t: Callable, value_and_grad_t: Callable, vjp_t: Callabl
             return g, value
         return fn
 
+    for ours, theirs in ((grad, grad_t), (value_and_grad, value_and_grad_t), (vjp, vjp_t),
+                         (jvp, jvp_t)):
+        ours.__wrapped__ = theirs  # the Tensor transform (its docstring's examples are tested too)
     return grad, value_and_grad, grad_and_value, vjp, jvp
 
 

@@ -674,3 +674,20 @@ def test_grad_is_grads_batched_and_materialize_grads(torch):
     a, b = run_both(torch, build)
     same(a[0], b[0])
     assert a[1] == b[1]
+
+
+def test_the_pytree_transforms_docstring_examples_run():
+    """``func.grad`` and the others are closures of ``func_module.tree_transforms``, which
+    the package's doctest collection does not reach: their examples (and those of the
+    Tensor transforms they wrap) run here."""
+    import doctest
+    from duograd import func
+    for f in (func.grad, func.value_and_grad, func.grad_and_value, func.vjp, func.jvp):
+        for g in (f, getattr(f, "__wrapped__", None)):
+            if g is None:
+                continue
+            runner = doctest.DocTestRunner()
+            for t in doctest.DocTestFinder().find(g, g.__name__, globs={}):
+                runner.run(t)
+            result = runner.summarize(verbose=False)
+            assert result.attempted > 0 and result.failed == 0, (g.__name__, result)
