@@ -28,7 +28,8 @@ from .autograd import (_toposort, enable_grad, enter_forward_level, exit_forward
                        set_tangent)
 from ._tensor import Tensor, _as_tensor, _wrap
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "hvp",
+           "grad_and_value", "functional_call", "stack_module_state"]
 
 Argnums = int | Sequence[int]
 
@@ -270,3 +271,9 @@ def hvp(f: Callable, primals: Any, tangents: Any) -> tuple[Tensor, Any]:
     _, hv = jvp(gradients, ps, vs)
     return holder[0], (hv[0] if single else hv)
 
+
+
+# torch's pytree arguments (dicts of parameters), has_aux and keyword arguments for the
+# transforms above, and functional_call / stack_module_state: duograd/func_module.py
+from .func_module import functional_call, stack_module_state, tree_transforms as _tree  # noqa: E402
+grad, value_and_grad, grad_and_value, vjp, jvp = _tree(grad, value_and_grad, vjp, jvp)

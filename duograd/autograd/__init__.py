@@ -14,4 +14,5 @@ from .engine import (ELEMENTWISE, LINEAR, Primitive, Variadic, WithConstant, _fi
                      pop_tangent, set_grad_enabled, set_tangent, trace, zeros_like_p)
 from .function import Function, FunctionCtx  # noqa: F401
 from . import graph  # noqa: F401
+from . import forward_ad, functional  # noqa: F401
 

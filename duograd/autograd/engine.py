@@ -832,8 +832,14 @@ def backward(tensor: Tensor, gradient: Any = None, retain_graph: bool = False,
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
          grad_outputs: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
-         allow_unused: bool = False) -> tuple[Tensor | None, ...]:
+         only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False
+         ) -> tuple[Tensor | None, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, as ``torch.autograd.grad``.
+
+    ``is_grads_batched``: each grad_output has a leading batch dimension and the result
+    gets one too (one backward per batch entry, in a loop until ``vmap`` batches it);
+    ``materialize_grads``: zeros instead of None for an unused input.
 
     >>> import duograd as dg
     >>> x = dg.tensor(3.0, requires_grad=True)
@@ -842,6 +848,13 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     >>> float(gx), float(gxx)
     (27.0, 18.0)
     """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    allow_unused = bool(materialize_grads) if allow_unused is None else allow_unused
+    if is_grads_batched or materialize_grads:
+        return _grad_extras(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                            allow_unused, is_grads_batched, materialize_grads)
     outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if grad_outputs is None or isinstance(grad_outputs, (Tensor, np.ndarray)) and len(outputs) == 1:
@@ -865,3 +878,33 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
                             allow_unused=allow_unused)
     return tuple(results.get(k) for k in keys)
 
+
+
+def _grad_extras(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bool | None,
+                 create_graph: bool, allow_unused: bool, batched: bool,
+                 materialize: bool) -> tuple[Tensor | None, ...]:
+    """``grad`` with ``is_grads_batched`` (a loop of backwards over the batch entries, stacked;
+    ``vmap`` replaces the loop) and/or ``materialize_grads`` (zeros for None)."""
+    many_in = not isinstance(inputs, Tensor)
+    ins = tuple(inputs) if many_in else (inputs,)
+    if not batched:
+        res = grad(outputs, ins, grad_outputs, retain_graph, create_graph, allow_unused=allow_unused)
+    else:
+        from ..ops import stack
+        outs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+        gos = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs or ())
+        if len(gos) != len(outs) or not all(isinstance(g, Tensor) and g.ndim >= 1 for g in gos):
+            raise RuntimeError("grad: is_grads_batched=True needs one grad_output per output, each "
+                               "a Tensor with a leading batch dimension")
+        n = gos[0].shape[0]
+        for i, (g, o) in enumerate(zip(gos, outs)):
+            if g.shape[0] != n or tuple(g.shape[1:]) != tuple(o.shape):
+                raise RuntimeError(f"grad: with is_grads_batched=True, grad_output {i} has shape "
+                                   f"{g.shape}; expected ({n},) + {o.shape}")
+        rows = [grad(outs, ins, [g[b] for g in gos], True if b < n - 1 else retain_graph,
+                     create_graph, allow_unused=allow_unused) for b in range(n)]
+        res = tuple(None if not rows or rows[0][j] is None else stack([r[j] for r in rows])
+                    for j in range(len(ins)))
+    if materialize:
+        res = tuple(zeros_like_p(x) if r is None else r for r, x in zip(res, ins))
+    return res

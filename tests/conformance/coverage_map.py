@@ -301,3 +301,30 @@ COVERED_BY.update({
 })
 COVERED_BY["nn.Buffer"] = "tests/nn_optim/test_module_api.py::test_buffer_assigned_is_a_buffer_as_torch"
 COVERED_BY["nn.AdaptiveLogSoftmaxWithLoss"] = "tests/nn_optim/test_layers_more.py::test_adaptive_log_softmax_matches_torch"
+
+# torch's autodiff interface (branch autodiff): compared with torch in these tests
+_AD = "tests/higher/test_autodiff_interface.py::"
+COVERED_BY.update({
+    "autograd.functional.jacobian": _AD + "test_jacobian_matches_torch_in_every_strategy",
+    "autograd.functional.vjp": _AD + "test_vjp_and_jvp_match_torch",
+    "autograd.functional.jvp": _AD + "test_vjp_and_jvp_match_torch",
+    "autograd.functional.hessian": _AD + "test_hessian_hvp_vhp_match_torch",
+    "autograd.functional.hvp": _AD + "test_hessian_hvp_vhp_match_torch",
+    "autograd.functional.vhp": _AD + "test_hessian_hvp_vhp_match_torch",
+    "autograd.forward_ad.dual_level": _AD + "test_forward_ad_dual_tensors_through_nn_layers",
+    "autograd.forward_ad.make_dual": _AD + "test_forward_ad_dual_tensors_through_nn_layers",
+    "autograd.forward_ad.unpack_dual": _AD + "test_forward_ad_dual_tensors_through_nn_layers",
+    "autograd.forward_ad.UnpackedDualTensor": _AD + "test_forward_ad_dual_tensors_through_nn_layers",
+    "autograd.forward_ad.enter_dual_level": _AD + "test_forward_ad_errors_match_torch",
+    "autograd.forward_ad.exit_dual_level": _AD + "test_forward_ad_errors_match_torch",
+    "autograd.Function": _AD + "test_function_both_styles_values_grads_and_double_backward",
+    "autograd.function.FunctionCtx": _AD + "test_function_set_materialize_grads_false_hands_none",
+    "autograd.function.once_differentiable": _AD + "test_function_once_differentiable_and_vmap_fields",
+    "autograd.grad": _AD + "test_grad_is_grads_batched_and_materialize_grads",
+    "func.functional_call": _AD + "test_functional_call_values_ties_strict_and_restore",
+    "func.stack_module_state": _AD + "test_stack_module_state_ensemble_tutorial_loop_matches_torch_vmap",
+    "func.grad": _AD + "test_per_sample_gradients_tutorial_loop_matches_torch_vmap",
+    "func.grad_and_value": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
+    "func.vjp": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
+    "func.jvp": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
+})
