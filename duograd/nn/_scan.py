@@ -21,6 +21,11 @@ rows (temporaries of one step's size stay in cache); the weight gradients are on
 over all steps after it. The cotangents of the saved gate columns are part of the rule:
 a second-order pass sends cotangents into them.
 
+An LSTM layer's first-order backward (no ``create_graph``, no projection, no mask) is one
+primitive instead, ``lstm_bwd_p``: the same arithmetic in NumPy, in the same order, with
+one step's temporaries written in place, so that a backward (and a ``dg.compile``
+recording of it) is a handful of kernels rather than a couple of dozen per time step.
+
 NOTE: one node's rules are called one input at a time, but back-propagation through time
 yields every input's cotangent at once, so the first rule called for a node computes them
 all and keeps them for the node's other rules, keyed by the identity of this call's ``g``
