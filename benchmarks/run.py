@@ -98,6 +98,15 @@ class Sizes:
     conv_repeats: dict[str, int] = field(default_factory=lambda: {
         "conv_digits": 61, "conv_mid": 9, "cnn": 41})
     first_calls: int = 3  # fresh dg.compile recordings timed per workload (the median)
+    # sequence models (issue 30), forward + backward against torch float64:
+    # LSTM (input_size, hidden_size, num_layers, batch, seq_len)
+    lstm: tuple[int, int, int, int, int] = (128, 128, 2, 32, 50)
+    # TransformerEncoderLayer (d_model, nhead, dim_feedforward, batch, seq)
+    encoder_layer: tuple[int, int, int, int, int] = (128, 4, 512, 32, 64)
+    # the surname transformer's training step (batch, context); the model is the names stage's
+    surname_tf: tuple[int, int] = (32, 16)
+    seq_repeats: dict[str, int] = field(default_factory=lambda: {
+        "lstm": 21, "encoder_layer": 21, "surname_tf": 41})
 
 
 FULL = Sizes()
@@ -105,14 +114,16 @@ QUICK = Sizes(long_chain=20_000,
               repeats={"per_op": 11, "spiral": 9, "digits": 11, "blas": 3, "chain": 1, "hvp": 7},
               inner={"per_op": 5, "spiral": 2, "digits": 3, "blas": 1, "chain": 1, "hvp": 1},
               profile_steps=20, conv_repeats={"conv_digits": 15, "conv_mid": 3, "cnn": 11},
-              first_calls=1)
+              first_calls=1, seq_repeats={"lstm": 7, "encoder_layer": 7, "surname_tf": 15})
 # For the test suite: every code path, tiny arrays, nothing repeated.
 SMOKE = Sizes(per_op_ops=20, long_chain=2_000, spiral=(2, (16, 16, 2), 64),
               digits=(64, (16, 8, 10), 16), blas=(32, (64, 64, 10), 16),
               repeats={k: 1 for k in FULL.repeats}, inner={k: 1 for k in FULL.inner},
               profile_steps=1, use_sklearn=False, conv_digits=(4, 1, 3, 8),
               conv_mid=(2, 3, 4, 6), cnn_batch=8,
-              conv_repeats={"conv_digits": 1, "conv_mid": 1, "cnn": 1}, first_calls=1)
+              conv_repeats={"conv_digits": 1, "conv_mid": 1, "cnn": 1}, first_calls=1,
+              lstm=(6, 5, 2, 3, 4), encoder_layer=(8, 2, 16, 3, 5), surname_tf=(4, 16),
+              seq_repeats={"lstm": 1, "encoder_layer": 1, "surname_tf": 1})
 
 TARGETS = {
     "per_op": "duograd <= torch",
@@ -125,6 +136,9 @@ TARGETS = {
     "conv_digits": "duograd <= torch",
     "conv_mid": ["duograd <= 1.1x torch", "duograd <= 1.1x numpy"],
     "cnn": "duograd <= torch",
+    "lstm": ["duograd <= 1.0x torch", "duograd_compiled <= 0.7x torch"],
+    "encoder_layer": "duograd <= 1.0x torch",
+    "surname_tf": "duograd_compiled <= 1.0x torch",
 }
 # dg.compile (capture and replay), as ratios to the hand-written NumPy floor; the first
 # call records, and its time is compared with one eager step.
@@ -688,6 +702,162 @@ def bench_cnn(ctx: SimpleNamespace) -> dict[str, Any]:
     return res
 
 
+# ====================================================================== sequence models
+
+_SEQ_TOL = 1e-9  # duograd's gradients against torch float64's (a sequence of 50 steps adds rounding)
+_TARGET_RE = None  # compiled lazily by _meets
+
+
+def _meets(res: dict[str, Any], target: str) -> bool | None:
+    """Whether ``res`` meets one target string ("duograd[_compiled] <= F x torch"), None
+    when an engine in it was not measured.
+
+    >>> _meets({"duograd": 2.0, "torch": 4.0}, "duograd <= 0.5x torch")
+    True
+    """
+    global _TARGET_RE
+    import re  # noqa: PLC0415
+    if _TARGET_RE is None:
+        _TARGET_RE = re.compile(r"(duograd(?:_compiled)?)\s*<=\s*([0-9.]+)x\s*(torch|numpy)")
+    ours, factor, ref = _TARGET_RE.fullmatch(target).groups()
+    ratio = _ratio(res.get(ours), res.get(ref))
+    return None if ratio is None else ratio <= float(factor)
+
+
+def _seq_row(key: str, ctx: SimpleNamespace, steps: dict[str, Callable[[], Any]],
+             grad_diff: dict[str, float], model: str, step: str) -> dict[str, Any]:
+    """Time ``steps`` (engines taking turns, the median), check the gradients agreed with
+    torch float64's first, and lay the row out as the others: ms per step, ratios to torch
+    float64 of eager and compiled, the target(s) and whether each was met."""
+    for name, d in grad_diff.items():
+        if not d < _SEQ_TOL:
+            raise AssertionError(f"{key}: {name} and PyTorch float64 gradients differ by {d:.3e} "
+                                 f"(max abs), over the {_SEQ_TOL:g} allowed")
+    times = _interleaved(steps, ctx.sizes.seq_repeats[key], 1)
+    res = _report(times, 1e3, "ms per step")
+    res.update(model=model, step=step, grad_max_abs_diff_to_torch=_sig_all(grad_diff),
+               target=TARGETS[key], ratio_to_torch=_sig(_ratio(res["duograd"], res["torch"])),
+               compiled_ratio_to_torch=_sig(_ratio(res["duograd_compiled"], res["torch"])))
+    targets = res["target"] if isinstance(res["target"], list) else [res["target"]]
+    checks = [_meets(res, t) for t in targets]
+    res["met"] = None if None in checks else all(checks)
+    return res
+
+
+def bench_lstm(ctx: SimpleNamespace) -> dict[str, Any]:
+    """Issue 30's LSTM measure (benchmarks/rnn_bench.py builds the workload): ``nn.LSTM``,
+    2 layers, hidden 128, batch 32, sequence 50, forward + backward of ``out.sum()``;
+    duograd eager and through dg.compile against torch float64, one thread. Without
+    torch there is nothing to load the weights from, and the row reads n/a."""
+    inp, hidden, layers, batch, seq = ctx.sizes.lstm
+    model = f"LSTM({inp}, {hidden}, num_layers={layers}), batch {batch}, sequence {seq}"
+    if ctx.torch is None:
+        return {"unit": "ms per step", "model": model, "target": TARGETS["lstm"], "met": None,
+                **{k: None for k in ENGINES}}
+    from benchmarks import rnn_bench
+
+    w = rnn_bench.make_steps(ctx.torch, {"input_size": inp, "hidden_size": hidden,
+                                         "num_layers": layers, "batch": batch, "seq_len": seq})
+    return _seq_row("lstm", ctx, w["steps"], w["grad_diff"], model,
+                    "forward and backward of out.sum() w.r.t. every parameter and the input")
+
+
+def bench_encoder_layer(ctx: SimpleNamespace) -> dict[str, Any]:
+    """Issue 30's transformer measure (benchmarks/transformer_bench.py builds it): one
+    ``nn.TransformerEncoderLayer`` (d_model 128, 4 heads, dim_feedforward 512, batch_first,
+    dropout 0), batch 32, sequence 64, forward + backward of ``sum(out * c)``, against
+    torch float64 (dg.compile's replay timed beside it, no target)."""
+    d, heads, ff, batch, seq = ctx.sizes.encoder_layer
+    model = f"TransformerEncoderLayer({d}, {heads}, {ff}), batch {batch}, sequence {seq}"
+    if ctx.torch is None:
+        return {"unit": "ms per step", "model": model, "target": TARGETS["encoder_layer"],
+                "met": None, **{k: None for k in ENGINES}}
+    from benchmarks import transformer_bench
+
+    w = transformer_bench.make_steps(ctx.torch, d, heads, ff, batch, seq)
+    return _seq_row("encoder_layer", ctx, w["steps"], w["grad_diff"], model,
+                    "forward and backward of sum(out * c) w.r.t. every parameter and the input")
+
+
+def surname_steps(torch: ModuleType, batch: int, context: int = 16) -> dict[str, Any]:
+    """The names stage's transformer training step (experiments/names.py: the same model,
+    AdamW and step function, ``make_model``, ``make_optimizer``, ``train_step``), on a
+    fixed batch of made-up surnames (the step's cost does not depend on which letters):
+    ``steps`` per engine, each with its own model from seed 0 (torch's the twin of it),
+    and ``grad_diff``, the max abs difference of duograd's gradients (eager and replayed)
+    from torch float64's at the initial weights."""
+    from experiments import names
+    from experiments.names_models import torch_twin
+
+    rng = np.random.default_rng(0)
+    letters = names.ALPHABET[1:]
+    words = ["".join(rng.choice(list(letters), size=int(rng.integers(3, context))))
+             for _ in range(batch)]
+    x, y = names.step_inputs("transformer", *names.sequences(words, context))
+    engines: dict[str, Callable[[], Any]] = {}
+    models = {}
+    for mode in ("duograd", "duograd_compiled"):
+        model = names.make_model("transformer", 0, context)
+        opt, _ = names.make_optimizer("transformer", model, 1000)
+        f = (lambda model=model, opt=opt: (lambda a, b: names.train_step("transformer", model, opt, a, b)))()
+        f = dg.compile(f) if mode == "duograd_compiled" else f
+        engines[mode] = (lambda f=f: f(x, y))
+        models[mode] = model
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+    twins = {}
+    for name, dtype in (("torch", torch.float64), ("torch_f32", torch.float32)):
+        twin = torch_twin(names.make_model("transformer", 0, context), dtype=dtype)
+        topt, _ = names.make_optimizer("transformer", twin, 1000, lib="torch")
+
+        def tstep(twin: Any = twin, topt: Any = topt) -> float:
+            topt.zero_grad()
+            loss = torch.nn.functional.cross_entropy(twin(tx).reshape(-1, names.VOCAB), ty,
+                                                     ignore_index=names.IGNORE)
+            loss.backward()
+            topt.step()
+            return loss.item()
+        engines[name] = tstep
+        twins[name] = twin
+    # the gradients, on models of their own, at the initial weights and after one AdamW
+    # step of each library (the compiled step's second call is a replay)
+    grad_diff = {}
+    check = {k: names.make_model("transformer", 0, context) for k in ("duograd", "duograd_compiled")}
+    ref_twin = torch_twin(names.make_model("transformer", 0, context))
+    ref_opt, _ = names.make_optimizer("transformer", ref_twin, 1000, lib="torch")
+    opts = {k: names.make_optimizer("transformer", m, 1000)[0] for k, m in check.items()}
+    fns = {"duograd": lambda a, b: names.train_step("transformer", check["duograd"], opts["duograd"], a, b)}
+    fns["duograd_compiled"] = dg.compile(
+        lambda a, b: names.train_step("transformer", check["duograd_compiled"], opts["duograd_compiled"], a, b))
+    for _ in range(2):
+        ref_opt.zero_grad()
+        torch.nn.functional.cross_entropy(ref_twin(tx).reshape(-1, names.VOCAB), ty,
+                                          ignore_index=names.IGNORE).backward()
+        tg = {n: p.grad.numpy().copy() for n, p in ref_twin.named_parameters()}
+        ref_opt.step()
+        for k, fn in fns.items():
+            fn(x, y)
+            gp = dict(check[k].named_parameters())  # torch's names and layouts
+            grad_diff[k] = max(float(np.abs(gp[n].grad.detach().numpy() - g).max())
+                               for n, g in tg.items())
+    return {"steps": engines, "grad_diff": grad_diff,
+            "n_params": int(sum(p.numel() for p in models["duograd"].parameters()))}
+
+
+def bench_surname_tf(ctx: SimpleNamespace) -> dict[str, Any]:
+    """Issue 30's surname measure: the names stage's transformer (2 pre-LN blocks, width 64,
+    4 heads, context 16, exact GELU) training step (forward, cross-entropy, backward,
+    AdamW), duograd through dg.compile against torch float64 on batch 32."""
+    batch, context = ctx.sizes.surname_tf
+    model = f"surname transformer, batch {batch}, context {context}"
+    if ctx.torch is None:
+        return {"unit": "ms per step", "model": model, "target": TARGETS["surname_tf"],
+                "met": None, **{k: None for k in ENGINES}}
+    w = surname_steps(ctx.torch, batch, context)
+    return _seq_row("surname_tf", ctx, w["steps"], w["grad_diff"],
+                    model + f", {w['n_params']:,} parameters",
+                    "forward, cross-entropy, backward, AdamW (experiments/names.py train_step)")
+
+
 def _peak_bytes(fn: Callable[[], Any]) -> int:
     """Peak bytes traced by ``tracemalloc`` during one call of ``fn``, above what was
     allocated when it started (after a warm-up call, so caches are already built)."""
@@ -970,15 +1140,22 @@ def format_table(results: dict[str, Any]) -> str:
                      + f"{_cell(_ratio(r['duograd'], r.get('torch'))):>10}"
                      + f"   {target:<26}{_cell(r['met']):>4}")
 
-    row(f"per-op, {results['per_op']['ops']} ops (us/op)", results["per_op"])
+    if "per_op" in results:
+        row(f"per-op, {results['per_op']['ops']} ops (us/op)", results["per_op"])
     for kind, label in (("spiral", "spiral step (ms)"), ("digits", "digits step (ms)"),
                         ("blas", "BLAS-bound step (ms)")):
-        row(label, results[f"train_{kind}"])
-    row(f"chain of {results['chain']['ops']:,} (s)", results["chain"])
+        if f"train_{kind}" in results:
+            row(label, results[f"train_{kind}"])
+    if "chain" in results:
+        row(f"chain of {results['chain']['ops']:,} (s)", results["chain"])
     for key, label in (("conv_digits", "conv layer, digits size (ms)"),
-                       ("conv_mid", "conv layer, mid-size (ms)"), ("train_cnn", "digits CNN step (ms)")):
+                       ("conv_mid", "conv layer, mid-size (ms)"), ("train_cnn", "digits CNN step (ms)"),
+                       ("lstm", "LSTM fwd+bwd (ms)"), ("encoder_layer", "encoder layer fwd+bwd (ms)"),
+                       ("surname_tf", "surname transformer step (ms)")):
         if key in results:
             row(label, results[key])
+    if "memory" not in results:  # a run of some workloads only (--only)
+        return "\n".join(lines)
     m = results["memory"]
     row("spiral step peak (MiB)", {**m, "torch": None, "autograd": None})
     lines.append("")
@@ -1039,12 +1216,15 @@ def make_context(sizes: Sizes, repeats: int | None = None, torch: ModuleType | N
 
 
 def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
-        out: str | os.PathLike | None = DEFAULT_OUT, smoke: bool = False) -> dict[str, Any]:
+        out: str | os.PathLike | None = DEFAULT_OUT, smoke: bool = False,
+        only: list[str] | None = None) -> dict[str, Any]:
     """Measure every workload, print the table, write the ``benchmarks`` section of
     ``out`` (None: write nothing) and return the results.
 
     ``quick``: fewer repeats and a 20,000-op long chain; ``repeats`` overrides every
-    workload's repeat count; ``smoke``: tiny sizes that only exercise the code (tests).
+    workload's repeat count; ``smoke``: tiny sizes that only exercise the code (tests);
+    ``only``: the keys of the workloads to run (the others are not run), whose results
+    then replace just those keys of the file's ``benchmarks`` section.
 
     >>> res = run(smoke=True, progress=False, out=None)  # doctest: +SKIP
     >>> res["train_spiral"]["ratio_to_numpy"]["duograd"]  # doctest: +SKIP
@@ -1066,7 +1246,16 @@ def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
         ("conv_digits", lambda c: bench_conv("conv_digits", c)),
         ("conv_mid", lambda c: bench_conv("conv_mid", c)),
         ("train_cnn", bench_cnn),
+        ("lstm", bench_lstm),
+        ("encoder_layer", bench_encoder_layer),
+        ("surname_tf", bench_surname_tf),
     ]
+    if only is not None:
+        unknown = set(only) - {k for k, _ in workloads}
+        if unknown:
+            raise ValueError(f"run: no workload named {sorted(unknown)}; the workloads are "
+                             f"{[k for k, _ in workloads]}")
+        workloads = [(k, b) for k, b in workloads if k in only]
     tqdm = getattr(_optional("tqdm"), "tqdm", None)
     results: dict[str, Any] = {}
     t0 = time.perf_counter()
@@ -1083,13 +1272,18 @@ def run(quick: bool = False, repeats: int | None = None, progress: bool = True,
     results["machine"] = machine_info(torch, hips)
     results["config"] = {"mode": "smoke" if smoke else "quick" if quick else "full",
                          "repeats": {**{k: ctx.repeats(k) for k in sizes.repeats},
-                                     **sizes.conv_repeats},
+                                     **sizes.conv_repeats, **sizes.seq_repeats},
                          "inner": dict(sizes.inner), "statistic": "median over repeats",
                          "range": "p25-p75 of the repeats (key 'quartiles')",
                          "interleaved": "round-robin across engines within each repeat",
                          "seconds": _sig(time.perf_counter() - t0, 3)}
     print(format_table(results))
     if out is not None:
+        if only is not None:  # keep the other workloads' results of an earlier full run
+            path = Path(out)
+            old = json.loads(path.read_text(encoding="utf-8")).get("benchmarks", {}) \
+                if path.exists() and path.stat().st_size else {}
+            results = {**old, **{k: results[k] for k in only}}
         write_section(out, "benchmarks", results)
     return results
 
@@ -1101,8 +1295,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="timing samples per engine")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="JSON file whose 'benchmarks' section is written")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--only", default=None,
+                        help="comma-separated workload keys to run (e.g. lstm,encoder_layer,surname_tf); "
+                             "only those keys of the file's section are replaced")
     args = parser.parse_args(argv)
-    run(quick=args.quick, repeats=args.repeats, progress=not args.no_progress, out=args.out)
+    only = [k.strip() for k in args.only.split(",") if k.strip()] if args.only else None
+    run(quick=args.quick, repeats=args.repeats, progress=not args.no_progress, out=args.out,
+        only=only)
     return 0
 
 

@@ -63,34 +63,66 @@ def measure(repeats: int = 5) -> dict:
         torch.set_num_threads(threads)
 
 
-def _measure(torch: Any, repeats: int) -> dict:
+def make_steps(torch: Any, d_model: int = D_MODEL, heads: int = HEADS, ff: int = FF,
+               batch: int = BATCH, seq: int = SEQ) -> dict[str, Any]:
+    """The layer's workload, built once for any harness: one forward + backward step per
+    engine, ``steps`` = {"duograd": eager, "duograd_compiled": ``dg.compile``'s replay,
+    "torch": float64, "torch_f32": float32 (a reference only)}, every one from the same
+    weights (torch's state dict loaded into duograd), and ``grad_diff`` = {engine: max abs
+    difference of its gradients (every parameter's and the input's) from torch float64's
+    after one step}. ``benchmarks/run.py`` times it beside its other workloads.
+
+    >>> sorted(make_steps.__annotations__)
+    ['batch', 'd_model', 'ff', 'heads', 'return', 'seq', 'torch']
+    """
     torch.manual_seed(0)
-    theirs = torch.nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, dropout=0.0, batch_first=True,
+    theirs = torch.nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.0, batch_first=True,
                                               dtype=torch.float64)
-    ours = nn.TransformerEncoderLayer(D_MODEL, HEADS, FF, dropout=0.0, batch_first=True)
+    theirs32 = torch.nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.0, batch_first=True)
+    theirs32.load_state_dict(theirs.state_dict())
+    ours = nn.TransformerEncoderLayer(d_model, heads, ff, dropout=0.0, batch_first=True)
     ours.load_state_dict(theirs.state_dict())
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((BATCH, SEQ, D_MODEL))
-    c = rng.standard_normal((BATCH, SEQ, D_MODEL))
+    x = rng.standard_normal((batch, seq, d_model))
+    c = rng.standard_normal((batch, seq, d_model))
     tx, tc = torch.tensor(x, requires_grad=True), torch.tensor(c)
+    tx32, tc32 = (torch.tensor(a, dtype=torch.float32, requires_grad=r) for a, r in ((x, True), (c, False)))
     dx, dc = dg.tensor(x, requires_grad=True), dg.tensor(c)
 
-    def torch_step() -> None:
-        theirs.zero_grad()
-        tx.grad = None
-        (theirs(tx) * tc).sum().backward()
+    def torch_step(layer: Any = theirs, inp: Any = tx, cot: Any = tc) -> None:
+        layer.zero_grad()
+        inp.grad = None
+        (layer(inp) * cot).sum().backward()
 
     def duograd_step() -> None:
         ours.zero_grad()
         dx.grad = None
         (ours(dx) * dc).sum().backward()
 
-    t_torch, t_ours = _median_times((torch_step, duograd_step), repeats)
+    compiled = dg.compile(duograd_step)
+    torch_step()
+    ref = [p.grad.numpy() for p in theirs.parameters()] + [tx.grad.numpy()]
+    diff = {}
+    for name, step in (("duograd", duograd_step), ("duograd_compiled", compiled)):
+        step()
+        step()  # the compiled step's second call is a replay
+        got = [p.grad.detach().numpy() for p in ours.parameters()] + [dx.grad.detach().numpy()]
+        diff[name] = max(float(np.abs(a - b).max()) for a, b in zip(got, ref))
+    return {"steps": {"duograd": duograd_step, "duograd_compiled": compiled, "torch": torch_step,
+                      "torch_f32": lambda: torch_step(theirs32, tx32, tc32)},
+            "grad_diff": diff, "layer": ours, "torch_layer": theirs, "x": (dx, tx)}
+
+
+def _measure(torch: Any, repeats: int) -> dict:
+    w = make_steps(torch)
+    t_torch, t_ours = _median_times((w["steps"]["torch"], w["steps"]["duograd"]), repeats)
     out = {"layer_torch_s": t_torch, "layer_duograd_s": t_ours}
     out["layer_ratio"] = out["layer_duograd_s"] / out["layer_torch_s"]
     # the two agree (a benchmark of a wrong result measures nothing)
+    (dx, tx), ours, theirs = w["x"], w["layer"], w["torch_layer"]
     out["layer_max_abs_diff"] = float(np.abs(ours(dx).detach().numpy()
                                              - theirs(tx).detach().numpy()).max())
+    rng = np.random.default_rng(1)
 
     h = rng.standard_normal((BATCH, SEQ, FF))
     g = rng.standard_normal((BATCH, SEQ, FF))

@@ -617,17 +617,22 @@ _BENCH_ROWS = (("per_op", "per op, tiny arrays"), ("train_spiral", "spiral train
                ("chain", "long chain of ops"))
 
 
-def _bench_ratio(r: dict, engine: str) -> float | None:
-    """duograd's time over ``engine``'s, from the times themselves."""
-    a, b = r.get("duograd"), r.get(engine)
+def _bench_ratio(r: dict, engine: str, ours: str = "duograd") -> float | None:
+    """duograd's time (``ours``: "duograd", or "duograd_compiled" for dg.compile's replay)
+    over ``engine``'s, from the times themselves."""
+    a, b = r.get(ours), r.get(engine)
     return None if a is None or not b else a / b
 
 
-_TARGET = re.compile(r"duograd\s*(<=|<)\s*(?:([0-9.]+)\s*x\s*)?(numpy|torch)")
+_TARGET = re.compile(r"(duograd(?:_compiled)?)\s*(<=|<)\s*(?:([0-9.]+)\s*x\s*)?(numpy|torch)")
 _CONV_BENCH_ROWS = (("conv_digits", "conv layer, digits size"), ("conv_mid", "conv layer, mid-size"),
                     ("train_cnn", "digits CNN training step"))
+# issue 30's sequence models, against torch float64 (no NumPy floor)
+_SEQ_BENCH_ROWS = (("lstm", "LSTM forward + backward"),
+                   ("encoder_layer", "TransformerEncoderLayer forward + backward"),
+                   ("surname_tf", "surname transformer training step"))
 _TARGET_ROWS = _BENCH_ROWS + (("memory", "peak memory of a spiral step"),
-                              ("hvp", "Hessian-vector product")) + _CONV_BENCH_ROWS
+                              ("hvp", "Hessian-vector product")) + _CONV_BENCH_ROWS + _SEQ_BENCH_ROWS
 
 
 def bench_targets(m: dict) -> list[dict[str, Any]]:
@@ -652,14 +657,14 @@ def bench_targets(m: dict) -> list[dict[str, Any]]:
             parsed = _TARGET.fullmatch(target.strip())
             if parsed is None:
                 continue
-            op, factor, ref = parsed.groups()
+            ours, op, factor, ref = parsed.groups()
             limit = float(factor) if factor else 1.0
             if key == "memory":
                 measured = r.get("ratio")
             elif key == "hvp":
                 measured = r.get("ratio_to_torch")
             else:
-                measured = _bench_ratio(r, ref)
+                measured = _bench_ratio(r, ref, ours)
             met = r.get("met") if len(targets) == 1 else None
             if met is None and measured is not None:
                 met = measured < limit if op == "<" else measured <= limit
@@ -747,6 +752,36 @@ def _num_range(x: float) -> str:
     return num(x)
 
 
+SEQ_HEADER = "sequence model"
+
+
+def _seq_table(m: dict) -> Table | None:
+    """The sequence models' rows: eager and dg.compile beside PyTorch float64 (and float32
+    for reference), in ms, with both ratios to float64; None when none was measured.
+
+    >>> t = _seq_table({"lstm": {"model": "LSTM", "unit": "ms per step", "duograd": 2.0,
+    ...     "duograd_compiled": 1.0, "torch": 2.0, "torch_f32": 1.5}})
+    >>> t.rows[0][-2:]
+    ['1.00x', '0.50x']
+    """
+    rows = []
+    for key, label in _SEQ_BENCH_ROWS:
+        r = m.get(key)
+        if not isinstance(r, dict):
+            continue
+        q = r.get("quartiles") or {}
+        model = f" {r['model']}" if r.get("model") else ""
+        rows.append([f"{label}{model}", r.get("unit", "")]
+                    + [median_iqr(r.get(e), q.get(e), _num_range)
+                       for e in ("duograd", "duograd_compiled", "torch", "torch_f32")]
+                    + [times(_bench_ratio(r, "torch")),
+                       times(_bench_ratio(r, "torch", "duograd_compiled"))])
+    if not rows:
+        return None
+    return Table([SEQ_HEADER, "unit", "duograd eager", "duograd dg.compile", "torch",
+                  "torch float32 (reference)", "eager / torch", "compiled / torch"], rows)
+
+
 def _benchmarks(m: dict) -> Section:
     s = Section("benchmarks", TITLES["benchmarks"], figures=m.get("figures", []))
     mach = m.get("machine", {})
@@ -764,7 +799,7 @@ def _benchmarks(m: dict) -> Section:
         + ("PyTorch was not installed, so its column reads n/a."
            if not torch_version else f"PyTorch {torch_version}."))
     rows = []
-    for key, label in _BENCH_ROWS + _CONV_BENCH_ROWS:
+    for key, label in _BENCH_ROWS + _CONV_BENCH_ROWS + _SEQ_BENCH_ROWS:
         r = m.get(key)
         if not isinstance(r, dict):
             continue
@@ -805,6 +840,13 @@ def _benchmarks(m: dict) -> Section:
         s.tables.append(_targets_table(targets))
         if s.headline:
             s.headline += " " + summary
+    seq = _seq_table(m)
+    if seq is not None:
+        s.paragraphs.append(
+            "The sequence models (issue 30) have no hand-written NumPy floor: each is timed "
+            "against PyTorch float64, eager and through dg.compile, from the same weights, "
+            "after checking that the gradients agree; the times are in the table below.")
+        s.tables.append(seq)
     crows = compiled_rows(m)
     if crows:
         met = sum(1 for r in crows if r["met"])
@@ -1239,6 +1281,11 @@ def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
             lines.append("Benchmark targets (\"by how much\" is measured / limit - 1):")
             lines.append("")
             lines += _md_table(goals.header, goals.rows)
+        seq = next((t for t in bench.tables if t.header and t.header[0] == SEQ_HEADER), None)
+        if seq is not None:
+            lines.append("Sequence models against PyTorch float64 (eager and `dg.compile`):")
+            lines.append("")
+            lines += _md_table(seq.header, seq.rows)
         comp = next((t for t in bench.tables if t.header and t.header[0] == "dg.compile workload"), None)
         if comp is not None:
             lines.append("Capture and replay, `dg.compile` (times as multiples of hand-written NumPy):")

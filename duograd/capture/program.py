@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 from .._tensor import Tensor, _wrap
 from .instructions import KERNELS
+from .lowering import slots_in
 from .passes import finish
 
 
@@ -105,6 +106,27 @@ def _snapshot(fargs: tuple) -> Callable[[], None]:
     return restore
 
 
+def _with_releases(code: list, instructions: list, template: Any) -> list:
+    """The replay's code with a sixth field per instruction: the slots whose last reader it
+    is (None for most), which the replay then lets go of. A replay writes each result into
+    a slot of its own, so without this every temporary of the step stayed alive to its
+    end (an LSTM's back-propagation through time: thousands of them, a fresh page of
+    memory for each new array, where the eager run reuses the memory it just freed)."""
+    keep = set(slots_in(template))
+    last: dict = {}
+    for k, ins in enumerate(instructions):
+        for s in ins.reads:
+            last[s] = k
+    dead: list = [None] * len(code)
+    for s, k in last.items():
+        if s in keep or not isinstance(s, int):
+            continue
+        if dead[k] is None:
+            dead[k] = []
+        dead[k].append(s)
+    return [c + (tuple(d) if d else None,) for c, d in zip(code, dead)]
+
+
 class Program:
     """One recorded step, compiled: instructions over a list of slots."""
 
@@ -133,6 +155,7 @@ class Program:
                                        d["dtypes"], self._reuse_buffers, d["strided"])
             self._code = [tuple(ins[:5]) for ins in self.instructions]
             self.labels = [ins.label for ins in self.instructions]
+            self._freeing = _with_releases(self._code, self.instructions, self.template)
             self._draft = None
         return self._code
 
@@ -167,13 +190,14 @@ class Program:
         for (s, is_tensor), leaf in zip(self.arg_slots, leaves):
             env[s] = leaf._data if is_tensor else leaf
         st = _Replay(leaves)
-        code, ins = self.code, None
+        self.code  # (finished)
+        code, ins = self._freeing, None
         try:
             # The kinds are literals (instructions.py: CALL2 == 1, CALL1 == 0, BUF2 == 6,
             # BUF1 == 5, LOAD == 3, CALLN == 2, EFFECT == 4), most frequent first: this
             # loop is the whole cost a replay adds per kernel.
             for ins in code:
-                kind, f, a, b, o = ins
+                kind, f, a, b, o, dead = ins
                 if kind == 1:
                     env[o] = f(env[a], env[b])
                 elif kind == 0:
@@ -188,6 +212,9 @@ class Program:
                     env[o] = f(*[env[i] for i in a])
                 else:
                     f(env, st)
+                if dead:  # the slots nothing reads any more: their arrays go, as eagerly
+                    for s in dead:
+                        env[s] = None
         except Exception as e:
             st.rollback()
             label = self.labels[code.index(ins)]

@@ -21,6 +21,11 @@ rows (temporaries of one step's size stay in cache); the weight gradients are on
 over all steps after it. The cotangents of the saved gate columns are part of the rule:
 a second-order pass sends cotangents into them.
 
+An LSTM layer's first-order backward (no ``create_graph``, no projection, no mask) is one
+primitive instead, ``lstm_bwd_p``: the same arithmetic in NumPy, in the same order, with
+one step's temporaries written in place, so that a backward (and a ``dg.compile``
+recording of it) is a handful of kernels rather than a couple of dozen per time step.
+
 NOTE: one node's rules are called one input at a time, but back-propagation through time
 yields every input's cotangent at once, so the first rule called for a node computes them
 all and keeps them for the node's other rules, keyed by the identity of this call's ``g``
@@ -38,6 +43,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _context
 from ..autograd import Variadic
 from ..ops import concatenate_p, greater_p, reshape_p, transpose_p
 from .._tensor import Tensor
@@ -171,11 +177,76 @@ def _lstm_fwd(xp: np.ndarray, h0: np.ndarray, c0: np.ndarray, w_hh: np.ndarray, 
     return out
 
 
+def _lstm_bwd(g: np.ndarray, out: np.ndarray, h0: np.ndarray, c0: np.ndarray,
+              w_hh: np.ndarray) -> np.ndarray:
+    """The first-order back-propagation through time of an LSTM layer without projection
+    or mask, in NumPy: the arithmetic of :func:`_lstm_grads` (the same operations in the
+    same order), one step's temporaries written in place. Returns one (T*B + B + H, 4H)
+    array: the rows of dxp, then [dh0 | dc0 | 0 | 0], then dw_hh's values (4H x H) in
+    C order."""
+    T, B, _ = out.shape
+    H = c0.shape[-1]
+    P = h0.shape[-1]
+    G = 4 * H
+    dt = out.dtype
+    packed = np.empty((T * B + B + H, G), dtype=dt)
+    dxp = packed[:T * B].reshape(T, B, G)
+    e = np.zeros(G, dtype=dt)
+    e[2 * H:3 * H] = 1
+    one = dt.type(1)
+    dh: Any = None
+    dc: Any = None
+    tmp = np.empty((B, H), dtype=dt)
+    d_act = np.empty((B, G), dtype=dt)
+    for t in range(T - 1, -1, -1):
+        row, g_row = out[t], g[t]
+        gates = row[:, P + H:]
+        i, f, gg, o = gates[:, :H], gates[:, H:2 * H], gates[:, 2 * H:3 * H], gates[:, 3 * H:]
+        tc = np.tanh(row[:, P:P + H])
+        c_prev = out[t - 1, :, P:P + H] if t else c0
+        g_h, g_c = g_row[:, :P], g_row[:, P:P + H]
+        dh = g_h.copy() if dh is None else dh + g_h
+        dc = g_c.copy() if dc is None else dc + g_c
+        # dc = dc + dh * o * (1 - tc * tc)
+        np.multiply(dh, o, out=tmp)
+        sq = tc * tc
+        np.subtract(one, sq, out=sq)
+        tmp *= sq
+        dc += tmp
+        # dpre = (cat([dc * gg, dc * c_prev, dc * i, dh * tc]) + g_gates) * d_act
+        d = dxp[t]
+        np.multiply(dc, gg, out=d[:, :H])
+        np.multiply(dc, c_prev, out=d[:, H:2 * H])
+        np.multiply(dc, i, out=d[:, 2 * H:3 * H])
+        np.multiply(dh, tc, out=d[:, 3 * H:])
+        d += g_row[:, P + H:]
+        np.subtract(one, gates, out=d_act)
+        d_act *= gates + e
+        d *= d_act
+        dh = d @ w_hh
+        dc *= f
+    extra = packed[T * B:T * B + B]
+    extra[:, :H], extra[:, H:2 * H], extra[:, 2 * H:] = dh, dc, 0
+    prev = np.concatenate([h0.reshape((1,) + h0.shape), out[:-1, :, :P]], axis=0)
+    np.matmul(dxp.reshape(-1, G).T, prev.reshape(-1, P), out=packed[T * B + B:].reshape(G, H))
+    return packed
+
+
+lstm_bwd_p = Variadic("lstm_scan_backward", _lstm_bwd, differentiable=False)
+
+
 def _lstm_grads(g: Tensor, out: Tensor, xp: Tensor, h0: Tensor, c0: Tensor, w_hh: Tensor,
                 *rest: Tensor, proj: bool, masked: bool) -> list:
     # Step by step, on views of one step's row: every temporary is one step's size and stays
     # in cache (whole-sequence temporaries cost more in memory traffic than they save in calls).
     H, P = c0.shape[-1], h0.shape[-1]
+    if not (proj or masked or _context.grad_enabled):
+        # first order (no create_graph): one primitive runs the whole loop in NumPy
+        T, B = out.shape[0], out.shape[1]
+        packed = lstm_bwd_p(g, out, h0, c0, w_hh)
+        TB = T * B
+        return [reshape_p(packed[:TB], shape=(T, B, 4 * H)), packed[TB:TB + B, :H],
+                packed[TB:TB + B, H:2 * H], reshape_p(packed[TB + B:], shape=(4 * H, H)), None]
     w_hr = rest[0] if proj else None
     # d(activated gates)/d(pre-activations): sigmoid' = s (1 - s), tanh' = 1 - t^2 = (1 - t)(1 + t),
     # so all four at once are (1 - a) (a + e), e = 1 on the g gate's columns and 0 elsewhere

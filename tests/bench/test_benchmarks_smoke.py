@@ -19,7 +19,7 @@ from benchmarks import handwritten as hw
 from benchmarks import run as bench
 
 WORKLOADS = ("per_op", "train_spiral", "train_digits", "train_blas", "chain", "memory", "hvp",
-             "profile", "machine", "config", "threads")
+             "profile", "machine", "config", "threads", "lstm", "encoder_layer", "surname_tf")
 # torch.func / torch.optim emit a deprecation notice about torch.jit on first use; not ours.
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 
@@ -247,3 +247,56 @@ def test_interleaved_reports_quartiles_of_the_samples(monkeypatch):
     assert (t["p25"], t["median"], t["p75"]) == pytest.approx((p25, med, p75), abs=1e-12)
     rep = bench._report({"duograd": t}, 1e3, "ms")
     assert rep["quartiles"]["duograd"] == [pytest.approx(p25 * 1e3), pytest.approx(p75 * 1e3)]
+
+
+def test_sequence_model_rows(smoke):
+    """Issue 30's rows: eager and compiled timed beside torch float64, their gradients
+    checked against torch's first, every target stated and judged."""
+    results = smoke[0]
+    for key in ("lstm", "encoder_layer", "surname_tf"):
+        r = results[key]
+        if r["torch"] is None:  # no torch: nothing to load the weights from
+            assert r["met"] is None
+            continue
+        for engine in ("duograd", "duograd_compiled", "torch", "torch_f32"):
+            assert _positive(r[engine]), (key, engine)
+        diffs = r["grad_max_abs_diff_to_torch"]
+        assert set(diffs) == {"duograd", "duograd_compiled"}
+        assert all(d < 1e-9 for d in diffs.values()), (key, diffs)
+        targets = r["target"] if isinstance(r["target"], list) else [r["target"]]
+        assert r["met"] == all(bench._meets(r, t) for t in targets)
+    assert results["lstm"]["target"] == ["duograd <= 1.0x torch", "duograd_compiled <= 0.7x torch"]
+    table = bench.format_table(results)
+    for label in ("LSTM fwd+bwd", "encoder layer fwd+bwd", "surname transformer step"):
+        assert label in table
+
+
+def test_sequence_rows_reach_the_report(smoke):
+    """The report states each sequence target (compiled ones too) with met or missed."""
+    from experiments import report
+
+    targets = {(t["key"], t["target"]): t for t in report.bench_targets(smoke[0])}
+    for key, target in (("lstm", "duograd <= 1.0x torch"), ("lstm", "duograd_compiled <= 0.7x torch"),
+                        ("encoder_layer", "duograd <= 1.0x torch"),
+                        ("surname_tf", "duograd_compiled <= 1.0x torch")):
+        t = targets[(key, target)]
+        r = smoke[0][key]
+        ours = target.split()[0]
+        if r["torch"] is not None:
+            assert t["measured"] == pytest.approx(r[ours] / r["torch"])
+            assert t["met"] == (t["measured"] <= t["limit"])
+    table = report._seq_table(smoke[0])
+    assert table is not None and len(table.rows) == 3
+
+
+def test_only_runs_the_named_workloads_and_keeps_the_rest(tmp_path, monkeypatch):
+    out = tmp_path / "m.json"
+    out.write_text(json.dumps({"benchmarks": {"per_op": {"kept": 1}, "lstm": {"old": 1}}}))
+    calls = []
+    monkeypatch.setattr(bench, "bench_lstm", lambda ctx: calls.append("lstm") or {"new": 1})
+    monkeypatch.setattr(bench, "format_table", lambda results: "")
+    bench.run(repeats=1, progress=False, out=out, smoke=True, only=["lstm"])
+    data = json.loads(out.read_text())["benchmarks"]
+    assert calls == ["lstm"] and data["lstm"] == {"new": 1} and data["per_op"] == {"kept": 1}
+    with pytest.raises(ValueError, match="no workload named"):
+        bench.run(repeats=1, progress=False, out=None, smoke=True, only=["nope"])
