@@ -216,26 +216,19 @@ NOT_BUILT_YET: dict[str, frozenset[str]] = {
         'runtime_validation_disabled',
     }),
     'torch.func': frozenset({
-        'debug_unwrap', 'functional_call', 'functionalize', 'grad_and_value', 'linearize', 'rearrange',
-        'replace_all_batch_norm_modules_', 'stack_module_state', 'vmap',
+        'debug_unwrap', 'functionalize', 'linearize', 'rearrange', 'replace_all_batch_norm_modules_', 'vmap',
     }),
     'torch.autograd': frozenset({
         'NestedIOFunction', 'Variable', 'anomaly_mode', 'detect_anomaly', 'enforce_grad_layout_policy',
-        'forward_ad', 'functional', 'grad_mode', 'handle_torch_function', 'has_torch_function',
-        'inference_mode', 'is_multithreading_enabled', 'is_tensor_like', 'is_view_replay_enabled',
-        'kineto_available', 'profiler', 'profiler_legacy', 'profiler_util', 'set_detect_anomaly',
-        'set_multithreading_enabled', 'variable',
+        'grad_mode', 'handle_torch_function', 'has_torch_function', 'inference_mode',
+        'is_multithreading_enabled', 'is_tensor_like', 'is_view_replay_enabled', 'kineto_available',
+        'profiler', 'profiler_legacy', 'profiler_util', 'set_detect_anomaly', 'set_multithreading_enabled',
+        'variable',
     }),
     'torch.autograd.graph': frozenset({
         'GradientEdge', 'allow_mutation_on_saved_tensors', 'get_gradient_edge', 'increment_version',
         'region_activation_memory_budget', 'register_multi_grad_hook', 'set_override_stale_capture_stream',
         'set_warn_on_accumulate_grad_stream_mismatch',
-    }),
-    'torch.autograd.functional': frozenset({
-        'hessian', 'hvp', 'jacobian', 'jvp', 'vhp', 'vjp',
-    }),
-    'torch.autograd.forward_ad': frozenset({
-        'UnpackedDualTensor', 'dual_level', 'enter_dual_level', 'exit_dual_level', 'make_dual', 'unpack_dual',
     }),
     'torch.distributions': frozenset({
         'AbsTransform', 'Binomial', 'CatTransform', 'Cauchy', 'Chi2', 'ContinuousBernoulli',
