@@ -180,6 +180,7 @@ class _Scan:
 
     def code(self, code: types.CodeType, g: dict, cells: dict, local: dict, depth: int) -> None:
         chain: list | None = None  # (where, name, object) links from a root to the last read
+        named: dict = {}           # local name -> the chain stored into it
         ins = _code_of(code)
         for k, (op, arg, name) in enumerate(ins):
             if op in _ROOT_LOADS:
@@ -210,9 +211,14 @@ class _Scan:
                 chain = [(cell, None, v)]
                 if self.callable(v, depth + 1):
                     self.commit(chain)
-            elif op == "LOAD_FAST" and name in local:
+            elif op == "LOAD_FAST" and (name in local or name in named):
                 self.commit(chain, False)
-                chain = [(None, name, local[name])]
+                chain = list(named[name]) if name in named else [(None, name, local[name])]
+            elif op == "STORE_FAST" and chain is not None:
+                named[name] = chain  # ``cfg = self.cfg``: a later ``cfg.scale`` goes on from it
+                chain = None
+            elif op == "STORE_FAST":
+                named.pop(name, None)
             elif (op == "LOAD_ATTR" or op in _METHOD_LOADS) and chain is not None:
                 obj = chain[-1][2]
                 v, how = _lookup(obj, name)
@@ -236,12 +242,19 @@ class _Scan:
                     and k + 1 < len(ins) and ins[k + 1][0] == "BINARY_SUBSCR" and is_plain(name):
                 d = chain[-1][2]
                 v = d.get(name, _MISSING)
-                if v is not _MISSING and is_plain(v):
+                if v is _MISSING:
+                    self.commit(chain, False)
+                    chain = None
+                elif is_plain(v):
                     self.commit(chain)
                     self.value(d, name, v)  # a dict's entry: read with d.get(name)
+                    chain = None
                 else:
-                    self.commit(chain, False)
-                chain = None
+                    chain.append((d, name, v))
+                    if self.callable(v, depth + 1):
+                        self.commit(chain)
+            elif op == "BINARY_SUBSCR" and chain is not None and k and ins[k - 1][0] == "LOAD_CONST":
+                pass  # the subscript of the dict entry just taken into the chain
             elif op not in ("CACHE", "EXTENDED_ARG", "PRECALL", "NOP"):
                 self.commit(chain, False)
                 chain = None
