@@ -767,3 +767,37 @@ def test_unchanged_attributes_replay_without_recording_again():
     program = next(iter(fast.programs.values()))
     assert any(name == "scale" for _, name, _ in program.values_read)
     assert any(name == "training" for _, name, _ in program.attrs)
+
+
+def test_a_config_reached_through_a_local_variable_is_guarded():
+    class Opts:
+        def __init__(self, k):
+            self.k = k
+    holder = type("Holder", (), {})()
+    holder.opts = Opts(2.0)
+
+    def step(x):
+        opts = holder.opts              # the chain goes on through the local name
+        return (x * opts.k).sum()
+
+    def k():
+        holder.opts.k = -3.0
+
+    def replace():
+        holder.opts = Opts(5.0)
+    _check(step, X3, [k, replace])
+
+
+def test_a_function_in_a_dict_entry_is_scanned():
+    holder = type("Holder", (), {"shift": 1.0})()
+    table = {"fn": lambda y: y + holder.shift}
+
+    def step(x):
+        return table["fn"](x).sum()
+
+    def shift():
+        holder.shift = -2.5
+
+    def swap():
+        table["fn"] = lambda y: y * 4.0
+    _check(step, X3, [shift, swap])
