@@ -25,9 +25,10 @@ The events (all optional; what a listener lacks costs nothing):
                                 ops, ``t[i] = v``; ``value`` the Tensor about to be copied into
                                 ``t``'s array, ``src`` the stand-in for ``t``'s old values that
                                 the op read), so that a recording can take each as an effect
-``on_attr(obj, name, value)``   an attribute read that decides what a step computes (a module's
-                                ``.training``, an optimizer's ``lr``), reported by ``attr``: where
-                                a recording takes its guards (no caller yet)
+``on_attr(obj, name, value)``   an attribute read that decides what a step computes (every read
+                                of a module's ``.training``, a called module's settings, an
+                                optimizer's structure), reported by ``attr``: where a recording
+                                takes its guards
 ``on_pass(begin)``              a backward pass (``autograd.backpropagate``) begins / ends
 ``on_node(node, g) -> g``       backward: ``node``'s cotangent is complete (summed over every
                                 use), before its rules run; the listener returns ``g`` or a

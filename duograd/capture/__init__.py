@@ -71,8 +71,13 @@ recordings with the number's arrays masked (``Compiled._verify``); a difference 
 number by value. ``dg.compile(fn, static_argnums=..., static_argnames=...)`` keys numbers
 by value from the start. Each program also checks, every call, the shapes, dtypes and
 ``requires_grad`` of the tensors it reads but was not given, the flags and plain settings
-of the modules it called (``training``, a Dropout's ``p``: ``_context.attr``), and the plain
-Python values ``fn``'s own code reads from its globals and closure; a change records again.
+of the modules it called (a Dropout's ``p``: ``_context.attr``), every module's ``training``
+read while recording (``nn.Module.training`` reports each read, called or not), and the
+plain Python values ``fn``'s code reads outside its arguments: names of its globals and
+closure, attribute chains on the objects found there or on ``self`` (``cfg.scale``), a
+dict's entry at a constant key, with the identity of each object on the way
+(``capture.reads``, which scans ``fn``'s code and the code it reaches); a change records
+again.
 
 What cannot be captured: Python decisions on tensor values (``if loss.item() > 1:``) are
 frozen at the recorded branch, and so is anything computed in plain NumPy or Python from

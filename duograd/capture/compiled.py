@@ -21,6 +21,7 @@ from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
+from .reads import plain_reads
 from .recording import NumberInputs, Recorder, Write, signature
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
@@ -327,7 +328,7 @@ class Compiled:
             inputs = NumberInputs()
             args, kwargs, leaves, made = _as_numbers(args, kwargs, leaves, places, inputs)
         legacy = _legacy_position()  # where NumPy's global generator is
-        values = _python_values(self.fn)
+        values, objects = plain_reads(self.fn)
         try:
             with Recorder(lines=self.recheck_every is not None) as rec:
                 if inputs is not None:
@@ -356,6 +357,7 @@ class Compiled:
                 program.prints = fingerprint(rec, leaves)
                 program.lines = rec.lines
             program.values_read = values
+            program.objects_read = objects
             program.fixed = tuple(fixed)
             program.found = set(inputs.static) if inputs is not None else set()
             program.static_uses = dict(inputs.static) if inputs is not None else {}
@@ -544,33 +546,6 @@ def _legacy_position() -> Any:
         return (p[624], p[0])
     except Exception:  # another NumPy layout: the slow, public way
         return np.random.get_state()[2]
-
-
-def _python_values(fn: Any) -> list:
-    """The plain Python values (numbers, bools, strings, None) that ``fn``'s own code reads
-    from its globals or its closure, as ``(namespace, name, value)``: a replay checks them
-    every call, and a change records again (a global learning rate, a closed-over flag)."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return []
-    out = []
-    g = getattr(fn, "__globals__", {})
-    for name in code.co_names:
-        v = g.get(name, _NONE)
-        if type(v) in _PLAIN:
-            out.append((g, name, v))
-    for name, cell in zip(code.co_freevars, getattr(fn, "__closure__", None) or ()):
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        if type(v) in _PLAIN:
-            out.append((cell, None, v))
-    return out
-
-
-_PLAIN = (bool, int, float, complex, str, type(None))
-_NONE = object()
 
 
 def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool | None = None,

@@ -143,7 +143,11 @@ class Program:
         self.hosts = draft["hosts"]
         self.draws = draft["draws"]
         self.prints: list | None = None  # the recording's fingerprint, kept for recheck_every
-        self.values_read: list = []      # (globals or cell, name, value) fn's code reads
+        # what fn's code reads outside its arguments (capture.reads): (a dict, a closure
+        # cell with name None, or an object read with getattr; name; value), compared by
+        # value, and the objects on the way to them, compared by identity
+        self.values_read: list = []
+        self.objects_read: list = []
 
     @property
     def code(self) -> list:
@@ -178,10 +182,19 @@ class Program:
                 return False
         for where, name, value in self.values_read:
             try:
-                v = where.cell_contents if name is None else where.get(name, _MISSING)
+                v = where.cell_contents if name is None else where.get(name, _MISSING) \
+                    if type(where) is dict else getattr(where, name, _MISSING)
             except ValueError:
                 return False
             if v is not value and (type(v) is not type(value) or v != value):
+                return False
+        for where, name, obj in self.objects_read:
+            try:
+                v = where.cell_contents if name is None else where.get(name, _MISSING) \
+                    if type(where) is dict else getattr(where, name, _MISSING)
+            except ValueError:
+                return False
+            if v is not obj:
                 return False
         return True
 

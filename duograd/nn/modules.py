@@ -110,7 +110,27 @@ class Module:
     array([3., 5.])
     """
 
-    training: bool = True  # a class default, so subclasses need not call super().__init__
+    @property
+    def training(self) -> bool:
+        """Whether the module is in training mode (True until ``eval()``). Kept in the
+        instance's ``__dict__`` as in torch (True when never set, so subclasses need not
+        call ``super().__init__``); every read tells a ``dg.compile`` recording, which
+        guards it (a replay checks it and records again after ``eval()``), whether or not
+        the module is called: ``fn`` reading ``drop.training`` itself is guarded too.
+
+        >>> from duograd import nn
+        >>> d = nn.Dropout(0.5)
+        >>> d.training, d.eval().training, vars(d)["training"]
+        (True, False, False)
+        """
+        v = self.__dict__.get("training", True)
+        if _ctx.on_attr:
+            _ctx.attr(self, "training", v)
+        return v
+
+    @training.setter
+    def training(self, mode: bool) -> None:
+        self.__dict__["training"] = mode
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__}: forward is not defined")

@@ -11,7 +11,9 @@ through ``math``, NumPy, Python arithmetic, a branch, as a dim), a Dropout whose
 term (``create_graph``), and a parameter updated by an optimizer (SGD with momentum and
 Nesterov, Adam, AdamW, RMSprop, with a scheduler), by ``p.data = ...`` or by an in-place
 ``sub_`` under ``no_grad`` in the step; in-place ops on an intermediate; ``t[...] = v`` into a
-tensor made in the step.
+tensor made in the step; an attribute read outside the arguments and changed between calls
+(a module's ``training`` read without calling it, a custom ``__call__``, a config object's
+attribute: ``_Knobs``).
 
 CI runs ``FUZZ_PROGRAMS`` programs (300); ``DUOGRAD_FUZZ=full`` (or
 ``python tests/compiled/test_fuzz.py --full``) runs 2,000 and prints the counts. The
@@ -89,7 +91,123 @@ def _program(seed: int) -> dict:
     # by the verification at its first new value).
     prog["scalar_use"] = str(r.choice(["mul", "mul", "mul", "math", "numpy", "python",
                                        "branch", "tensor", "dim"]))
+    # An attribute the step reads outside its arguments (issue 32; drawn last, so the
+    # programs above stay the same), changed before call ``attr_call`` (and back at the
+    # last call when that is call 1): see ``_Knobs``.
+    prog["attr_use"] = str(r.choice(["none", "none"] + list(_Knobs.USES)))
+    prog["attr_call"] = int(r.integers(1, CALLS))
     return prog
+
+
+class _Knobs:
+    """What the step reads outside its arguments, one set per twin world:
+
+    ``flag``: a module's ``training`` read by the step itself (the module never called);
+    ``call``: a plain object with a ``__call__`` of its own reading its module's
+    ``training`` and a plain flag; ``module_call``: a Module whose ``__call__`` bypasses
+    ``Module.__call__`` reading its own ``training`` and a float setting; ``helper``: a
+    helper function reading the flag of a module inside a Sequential; ``config``: a config
+    object's attribute; ``nested``: an attribute of an object held by a config object (the
+    holder's attribute replaced); ``class``: a class attribute; ``global``: a global object
+    of a helper's own module (its attribute changed, or the global rebound)."""
+
+    USES = ("flag", "call", "module_call", "helper", "config", "nested", "class", "global")
+
+    def __init__(self, use: str, seed: int) -> None:
+        self.use, self.seed = use, seed
+        self.mod = nn.Dropout(0.5)
+        self.net = nn.Sequential(nn.ReLU(), nn.Dropout(0.5))
+
+        class Gate:
+            def __init__(self):
+                self.inner, self.on = nn.Dropout(0.5), True
+
+            def __call__(self, y):
+                return y * (1.5 if self.on else 0.5) * (2.0 if self.inner.training else 0.25)
+        self.gate = Gate()
+
+        class Scaled(nn.Module):
+            def __init__(self):
+                self.alpha = 1.5
+
+            def __call__(self, y):
+                return y * (self.alpha if self.training else -0.5)
+        self.scaled = Scaled()
+
+        class Opts:
+            def __init__(self, k):
+                self.k = k
+
+        class Cfg:
+            scale = 1.25
+        self.Opts, self.Cfg = Opts, Cfg
+        self.cfg = Cfg()
+        self.cfg.opts = Opts(0.75)
+        self.ns = {"CFG": Opts(2.5)}
+        exec("def read_global(y):\n    return y * CFG.k\n", self.ns)
+
+    def apply(self, y):
+        """The step's use (written out per kind, so that each read is in the code)."""
+        use = self.use
+        if use == "flag":
+            mod = self.mod
+            return y * (2.0 if mod.training else 0.5)
+        if use == "call":
+            return self.gate(y)
+        if use == "module_call":
+            return self.scaled(y)
+        if use == "helper":
+            net = self.net
+
+            def mode_factor():
+                return 3.0 if net[1].training else 0.75
+            return y * mode_factor()
+        if use == "config":
+            cfg = self.cfg
+            return y * cfg.scale
+        if use == "nested":
+            cfg = self.cfg
+            return y * cfg.opts.k
+        if use == "class":
+            Cfg = self.Cfg
+            return y * Cfg.scale
+        if use == "global":
+            return self.ns["read_global"](y)
+        return y
+
+    def change(self, back: bool) -> None:
+        use, odd = self.use, self.seed % 2 == 1
+        if use == "flag":
+            self.mod.train(back)
+        elif use == "call":
+            if odd:
+                self.gate.on = back
+            else:
+                self.gate.inner.train(back)
+        elif use == "module_call":
+            if odd:
+                self.scaled.alpha = 1.5 if back else -2.0
+            else:
+                self.scaled.train(back)
+        elif use == "helper":
+            self.net.train(back)
+        elif use == "config":
+            self.cfg.scale = 1.25 if back else 3.0
+        elif use == "nested":
+            self.cfg.opts = self.Opts(0.75 if back else -1.0)
+        elif use == "class":
+            self.Cfg.scale = 1.25 if back else 0.5
+        elif use == "global":
+            if odd:
+                self.ns["CFG"] = self.Opts(2.5 if back else 4.0)
+            else:
+                self.ns["CFG"].k = 2.5 if back else -3.0
+
+    def before(self, call: int, when: int) -> None:
+        if call == when:
+            self.change(False)
+        elif when == 1 and call == CALLS - 1:
+            self.change(True)
 
 
 def _world(prog: dict, out_shape: tuple):
@@ -97,6 +215,7 @@ def _world(prog: dict, out_shape: tuple):
     rng = np.random.default_rng(prog["seed"] + 1)
     W = dg.tensor(rng.uniform(0.5, 1.5, out_shape), requires_grad=True)
     drop = nn.Dropout(0.25, rng=np.random.default_rng(prog["seed"] + 2)) if prog["dropout"] else None
+    knobs = _Knobs(prog["attr_use"], prog["seed"])
     opt = sched = None
     for name, make in OPTIMIZERS:
         if name == prog["update"]:
@@ -120,7 +239,7 @@ def _world(prog: dict, out_shape: tuple):
             out = z
         if drop is not None:
             out = drop(out)
-        y = _use_scalar(prog["scalar_use"], out, s)
+        y = knobs.apply(_use_scalar(prog["scalar_use"], out, s))
         extra = None
         if prog["no_grad"]:
             with dg.no_grad():
@@ -144,7 +263,7 @@ def _world(prog: dict, out_shape: tuple):
             with dg.no_grad():
                 W.sub_(0.01 * W.grad)
         return (loss, out) if extra is None else (loss, out, extra)
-    return step, W, drop, opt
+    return step, W, drop, opt, knobs
 
 
 def _use_scalar(use: str, out, s):
@@ -203,8 +322,8 @@ def run_program(seed: int) -> dict:
     if not isinstance(probe, dg.Tensor) or probe.dtype.kind != "f":
         res["skipped"] = 1   # (a named tuple of results, or an integer result)
         return res
-    eager, We, de, oe = _world(prog, probe.shape)
-    comp, Wc, dc, oc = _world(prog, probe.shape)
+    eager, We, de, oe, ke = _world(prog, probe.shape)
+    comp, Wc, dc, oc, kc = _world(prog, probe.shape)
     fast = dg.compile(comp, reuse_buffers=(None, True, False)[seed % 3])  # every kind of replay
     ints = prog["scalar_use"] == "dim"
     s = 1 if ints else 1.5
@@ -219,6 +338,8 @@ def run_program(seed: int) -> dict:
                     d.eval()
                 if d is not None and prog["flip"] in (2, 3):
                     d.p = 0.5
+        for k in (ke, kc):
+            k.before(call, prog["attr_call"])
         arrays = make_inputs(spec, seed=call + 1)
         if prog["grad_args"] and not prog["numpy_args"]:
             ea = [dg.tensor(a, requires_grad=True) for a in arrays]

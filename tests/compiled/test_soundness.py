@@ -177,12 +177,12 @@ def _rng_state(g):
 def test_a_failed_recheck_changes_nothing_and_names_the_line():
     model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.3, rng=np.random.default_rng(5)))
     opt = optim.Adam(model.parameters(), lr=0.01)
-    flip = {"on": False}
+    flip = [False]  # a list entry: no guard sees it (a dict's constant key would be guarded)
 
     def step(X):
         opt.zero_grad()
         h = model(X)
-        if flip["on"]:
+        if flip[0]:
             h = h * 2        # the branch that changes
         loss = h.sum()
         loss.backward()
@@ -193,7 +193,7 @@ def test_a_failed_recheck_changes_nothing_and_names_the_line():
     fast(X)
     fast(X)    # recheck: the same
     fast(X)
-    flip["on"] = True
+    flip[0] = True
     before = [(p._data.copy(), None if p.grad is None else p.grad._data.copy()) for p in model.parameters()]
     state = copy.deepcopy(opt.state_dict())
     rng = model[1]._rng if hasattr(model[1], "_rng") else None
@@ -229,16 +229,16 @@ def test_recheck_does_not_alarm_when_only_the_labels_change():
 
 
 def test_recheck_compares_whole_recordings_not_a_prefix():
-    extra = {"on": False}
+    extra = [False]  # a list entry: no guard sees it
 
     def f(x):
         y = x * 2
-        if extra["on"]:
+        if extra[0]:
             y.sum()   # one more operation at the end, unused
         return y
     fast = dg.compile(f, recheck_every=1)
     fast(np.ones(2))
-    extra["on"] = True
+    extra[0] = True
     with pytest.raises(RuntimeError, match="differs"):
         fast(np.ones(2))
 
@@ -575,3 +575,229 @@ def test_a_conv_whose_padding_changes_records_again():
     fast(x)
     conv.padding = (0, 0)
     _same(_np(fast(x)), _np(conv(dg.tensor(x))))
+
+
+# ---------------------------------------------------------------- attributes read by fn (issue 32)
+# A module's `.training` read anywhere while recording, and the plain attributes fn's code
+# reads on objects from its globals, closure or `self`, are guarded: each call below equals
+# the same function run eagerly after the change.
+
+
+def _check(fn, x, flips):
+    """Call ``dg.compile(fn)`` and ``fn`` alike before and after each of ``flips`` (a
+    function changing what fn reads) and compare bit for bit: each flip records again
+    (once), and the second call after it replays."""
+    fast = dg.compile(fn)
+    for flip in (None, *flips):
+        if flip is not None:
+            flip()
+        for _ in range(2):
+            _same(_np(fast(x)), _np(fn(x)))
+    assert fast.traces == 1 + len(flips)
+    return fast
+
+
+X3 = dg.tensor([1.0, 2.0, 3.0])
+
+
+def test_a_module_flag_read_by_fn_itself_is_guarded():
+    drop = nn.Dropout(0.5)
+    fast = _check(lambda x: x.sum() * (3.0 if drop.training else 1.0), X3,
+                  [drop.eval, drop.train])
+    assert fast(X3).item() == 18.0
+
+
+def test_the_issue_snippets_give_the_eager_answer():
+    x = dg.tensor(np.ones(3))
+    drop = nn.Dropout(0.5)
+    h = dg.compile(lambda x: x.sum() * (3.0 if drop.training else 1.0))
+    assert h(x).item() == 9.0
+    drop.eval()
+    assert h(x).item() == 3.0
+
+    class Cfg:
+        scale = 2.0
+    cfg = Cfg()
+    g = dg.compile(lambda x: (x * cfg.scale).sum())
+    assert g(x).item() == 6.0
+    cfg.scale = 5.0
+    assert g(x).item() == 15.0
+
+
+def test_a_module_flag_read_by_a_custom_call_is_guarded():
+    class Gate:                       # a plain object with its own __call__
+        def __init__(self):
+            self.inner = nn.Dropout(0.2)
+            self.on = True
+
+        def __call__(self, x):
+            return x * (2.0 if self.on else 1.0) * (5.0 if self.inner.training else 1.0)
+    gate = Gate()
+
+    def off():
+        gate.on = False
+
+    def swap():
+        gate.inner = nn.Dropout(0.3)   # another module, in training mode
+    _check(lambda x: gate(x).sum(), X3, [gate.inner.eval, off, swap])
+
+
+def test_a_module_with_a_call_of_its_own_is_guarded():
+    class Scaled(nn.Module):          # bypasses Module.__call__
+        def __init__(self):
+            self.alpha = 2.0
+            self.lin = nn.Linear(3, 2, rng=0)
+
+        def __call__(self, x):
+            y = self.lin.forward(x)
+            return y * (self.alpha if self.training else 1.0)
+    m = Scaled()
+
+    def alpha():
+        m.alpha = 4.0
+    _check(lambda x: m(x).sum(), X3, [m.eval, m.train, alpha])
+
+
+def test_a_flag_of_a_module_in_a_container_read_in_a_helper_is_guarded():
+    net = nn.Sequential(nn.Linear(3, 3, rng=0), nn.Dropout(0.5), nn.Linear(3, 1, rng=1))
+
+    def mode_factor():
+        return 3.0 if net[1].training else 1.0
+
+    def step(x):
+        return net[0](x).sum() * mode_factor()
+    _check(step, X3, [net.eval, net.train, lambda: net[1].eval()])
+
+
+def test_a_config_objects_attributes_are_guarded():
+    class Opts:
+        power = 2.0
+
+    class Cfg:
+        pass
+    cfg = Cfg()
+    cfg.scale = 2.0
+    cfg.opts = Opts()
+    cfg.name = "a"
+
+    def step(x):
+        y = x * cfg.scale + x ** cfg.opts.power
+        return y.sum() if cfg.name == "a" else y.mean()
+
+    def scale():
+        cfg.scale = -1.5
+
+    def power():
+        cfg.opts.power = 3.0
+
+    def replace():
+        cfg.opts = Opts()             # power 2.0 again: the object on the way is guarded
+
+    def cls():
+        Opts.power = 1.0              # a class attribute, read through the new instance
+
+    def name():
+        cfg.name = "b"
+    _check(step, X3, [scale, power, replace, cls, name])
+
+
+def test_a_class_used_as_a_config_and_a_dict_entry_are_guarded():
+    class Cfg:
+        scale = 2.0
+    table = {"shift": 1.0}
+
+    def step(x):
+        return (x * Cfg.scale + table["shift"]).sum()
+
+    def scale():
+        Cfg.scale = 3.0
+
+    def shift():
+        table["shift"] = -4.0
+    _check(step, X3, [scale, shift])
+
+
+CONFIG = type("Config", (), {"lr": 0.5})()
+
+
+def _global_step(x):
+    return (x * CONFIG.lr).sum()
+
+
+def test_a_global_objects_attribute_and_the_global_itself_are_guarded():
+    global CONFIG
+    keep = CONFIG
+
+    def lr():
+        CONFIG.lr = 0.25
+
+    def rebind():
+        global CONFIG
+        CONFIG = type("Config", (), {"lr": 8.0})()
+    try:
+        _check(_global_step, X3, [lr, rebind])
+    finally:
+        CONFIG = keep
+
+
+def test_a_compiled_bound_method_guards_its_own_attributes():
+    class Trainer:
+        def __init__(self):
+            self.scale = 2.0
+            self.model = nn.Dropout(0.5, rng=np.random.default_rng(0))
+
+        def step(self, x):
+            return (x * self.scale).sum() * (2.0 if self.model.training else 1.0)
+    t = Trainer()
+
+    def scale():
+        t.scale = 7.0
+    _check(t.step, X3, [scale, t.model.eval])
+
+
+def test_unchanged_attributes_replay_without_recording_again():
+    class Cfg:
+        scale = 2.0
+    cfg = Cfg()
+    drop = nn.Dropout(0.5)
+    fast = dg.compile(lambda x: (x * cfg.scale).sum() * (2.0 if drop.training else 1.0))
+    for _ in range(5):
+        assert fast(X3).item() == 24.0
+    assert fast.traces == 1
+    program = next(iter(fast.programs.values()))
+    assert any(name == "scale" for _, name, _ in program.values_read)
+    assert any(name == "training" for _, name, _ in program.attrs)
+
+
+def test_a_config_reached_through_a_local_variable_is_guarded():
+    class Opts:
+        def __init__(self, k):
+            self.k = k
+    holder = type("Holder", (), {})()
+    holder.opts = Opts(2.0)
+
+    def step(x):
+        opts = holder.opts              # the chain goes on through the local name
+        return (x * opts.k).sum()
+
+    def k():
+        holder.opts.k = -3.0
+
+    def replace():
+        holder.opts = Opts(5.0)
+    _check(step, X3, [k, replace])
+
+
+def test_a_function_in_a_dict_entry_is_scanned():
+    holder = type("Holder", (), {"shift": 1.0})()
+    table = {"fn": lambda y: y + holder.shift}
+
+    def step(x):
+        return table["fn"](x).sum()
+
+    def shift():
+        holder.shift = -2.5
+
+    def swap():
+        table["fn"] = lambda y: y * 4.0
+    _check(step, X3, [shift, swap])
