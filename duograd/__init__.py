@@ -123,6 +123,9 @@ __all__ += [
 from . import linalg_more as _linalg_more  # noqa: E402
 _linalg_more.install(globals())
 __all__ += sorted(_linalg_more.TORCH)
+from . import special  # noqa: E402
+special.install(globals())
+__all__ += sorted(special.TORCH) + ["special", "sinc_", "i0_"]
 
 # branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and
 # torch's parameter names, ``axis=``, ``out=`` and the factory keywords on every public function

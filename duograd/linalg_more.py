@@ -28,7 +28,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from . import ops
-from ._tensor import Tensor, _as_tensor
+from ._tensor import Tensor, _as_tensor, _wrap
 from .autograd import Primitive
 from .indexing import tril as _tril
 from .distributions._ops import cholesky_p, solve_p, trisolve_p
@@ -201,7 +201,7 @@ def inv_ex(A: Any, *, check_errors: bool = False, out: Any = None) -> InvExResul
     info = np.zeros(a.shape[:-2], np.int32)
     if a._data.size:
         info = np.where(np.linalg.matrix_rank(a._data) < a.shape[-1], a.shape[-1], 0).astype(np.int32)
-    return _out(InvExResult(_inverse_p(a), Tensor(info)), out, "linalg.inv_ex")
+    return _out(InvExResult(_inverse_p(a), _wrap(info)), out, "linalg.inv_ex")
 
 
 def inverse(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
@@ -258,7 +258,7 @@ def solve_ex(A: Any, B: Any, *, left: bool = True, check_errors: bool = False,  
     """
     x = solve(A, B, left=left)
     a = _sq(A, "linalg.solve_ex")
-    return _out(SolveExResult(x, Tensor(np.zeros(a.shape[:-2], np.int32))), out, "linalg.solve_ex")
+    return _out(SolveExResult(x, _wrap(np.zeros(a.shape[:-2], np.int32))), out, "linalg.solve_ex")
 
 
 def solve_triangular(A: Any, B: Any, *, upper: bool, left: bool = True,  # noqa: N803
@@ -347,7 +347,7 @@ def cholesky_ex(A: Any, *, upper: bool = False, check_errors: bool = False,  # n
     0
     """
     L = cholesky(A, upper=upper)  # noqa: N806
-    return _out(CholeskyExResult(L, Tensor(np.zeros(L.shape[:-2], np.int32))), out, "linalg.cholesky_ex")
+    return _out(CholeskyExResult(L, _wrap(np.zeros(L.shape[:-2], np.int32))), out, "linalg.cholesky_ex")
 
 
 def cholesky_legacy(input: Any, upper: bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
@@ -381,7 +381,7 @@ def cholesky_inverse(L: Any, upper: bool = False, *, out: Any = None) -> Tensor:
     [[0.25]]
     """
     lf = _sq(L, "cholesky_inverse")
-    eye = Tensor(np.broadcast_to(np.eye(lf.shape[-1], dtype=lf.dtype), lf.shape).copy())
+    eye = _wrap(np.broadcast_to(np.eye(lf.shape[-1], dtype=lf.dtype), lf.shape).copy())
     return _out(cholesky_solve(eye, lf, upper), out, "cholesky_inverse")
 
 
@@ -429,7 +429,7 @@ def qr(A: Any, mode: str = "reduced", *, out: Any = None) -> QRResult:  # noqa: 
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' "
                            "(default), 'r', or 'complete'")
     r = qr_p(a, which=1, mode=mode)
-    q = Tensor(np.zeros((0,), a.dtype)) if mode == "r" else qr_p(a, which=0, mode=mode)
+    q = _wrap(np.zeros((0,), a.dtype)) if mode == "r" else qr_p(a, which=0, mode=mode)
     return _out(QRResult(q, r), out, "linalg.qr")
 
 
@@ -588,7 +588,7 @@ def pinv(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool = False,
         rtol = np.finfo(a.dtype).eps * max(m, n) if atol is None or atol == 0 else 0.0
     atol = 0.0 if atol is None else atol
     if a._data.size == 0:
-        return _out(Tensor(np.zeros(a.shape[:-2] + (n, m), a.dtype)), out, "linalg.pinv")
+        return _out(_wrap(np.zeros(a.shape[:-2] + (n, m), a.dtype)), out, "linalg.pinv")
     u, s, vh = svd(a, full_matrices=False)
     smax = ops.amax(s, -1, keepdim=True)
     tol = smax * rtol
@@ -627,7 +627,7 @@ def matrix_power(A: Any, n: _int, *, out: Any = None) -> Tensor:  # noqa: N803
         raise TypeError(f"linalg.matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
         eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy()
-        return _out(Tensor(eye) + a * 0 if a.requires_grad else Tensor(eye), out, "linalg.matrix_power")
+        return _out(_wrap(eye) + a * 0 if a.requires_grad else _wrap(eye), out, "linalg.matrix_power")
     if n < 0:
         a = inv(a)
         n = -n
@@ -657,14 +657,14 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool =
     a = _mat(A, "linalg.matrix_rank")
     m, n = a.shape[-2], a.shape[-1]
     if a._data.size == 0:
-        return _out(Tensor(np.zeros(a.shape[:-2], np.int64)), out, "linalg.matrix_rank")
+        return _out(_wrap(np.zeros(a.shape[:-2], np.int64)), out, "linalg.matrix_rank")
     s = np.linalg.svd(a._data, compute_uv=False)
     if rtol is None:
         rtol = np.finfo(a.dtype).eps * max(m, n) if atol is None or atol == 0 else 0.0
     rtol = rtol._data if isinstance(rtol, Tensor) else rtol
     atol = 0.0 if atol is None else (atol._data if isinstance(atol, Tensor) else atol)
     tol = np.maximum(atol, rtol * s.max(-1, keepdims=True))
-    return _out(Tensor((s > tol).sum(-1).astype(np.int64)), out, "linalg.matrix_rank")
+    return _out(_wrap((s > tol).sum(-1).astype(np.int64)), out, "linalg.matrix_rank")
 
 
 def cond(A: Any, p: Any = None, *, out: Any = None) -> Tensor:  # noqa: N803
@@ -807,7 +807,7 @@ def torch_vander(x: Any, N: _int | None = None, increasing: bool = False) -> Ten
     if N is not None and N < 0:
         raise RuntimeError("N must be non-negative.")
     v = vander(x, x.shape[0] if N is None else builtins.max(N, 1)) if (N is None or N > 0) else \
-        Tensor(np.zeros((x.shape[0], 0), x.dtype))
+        _wrap(np.zeros((x.shape[0], 0), x.dtype))
     return v if increasing else v.flip(-1)
 
 
