@@ -126,6 +126,9 @@ __all__ += sorted(_linalg_more.TORCH)
 from . import special  # noqa: E402
 special.install(globals())
 __all__ += sorted(special.TORCH) + ["special", "sinc_", "i0_"]
+from . import more_ops as _more_ops  # noqa: E402
+_more_ops.install(globals())
+__all__ += sorted(_more_ops.TORCH)
 
 # branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and
 # torch's parameter names, ``axis=``, ``out=`` and the factory keywords on every public function

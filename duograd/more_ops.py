@@ -1,0 +1,1546 @@
+"""More of torch's functions, composed of the op rows: splits and stacks, flips, the
+``*_scatter`` family, statistics (quantiles, ``cov``, ``corrcoef``, ``histogram``,
+``renorm``, ``cdist``), the elementwise odds (``float_power``, ``logaddexp2``, ``frexp``,
+``ldexp``, ``gcd``/``lcm``, shifts, ``isin``, ``isposinf``/``isneginf``), the ``*_copy``
+forms of the views, the ``torch.*`` spellings of the in-place methods, window functions and
+a few configuration queries. Every differentiable one gets its gradient from the rows it
+is made of; integer-valued ones (``gcd``, shifts, ``isin``, ``histogram``'s counts) are
+selectors without history, as torch's.
+
+>>> import duograd as dg
+>>> x = dg.arange(6.0, requires_grad=True)
+>>> [t.shape for t in dg.tensor_split(x, 4)]
+[torch.Size([2]), torch.Size([2]), torch.Size([1]), torch.Size([1])]
+>>> dg.hstack([x[:2], x[4:]]).sum().backward()
+>>> x.grad.tolist()
+[1.0, 1.0, 0.0, 0.0, 1.0, 1.0]
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _tensor, elementwise as ew, indexing, ops
+from ._tensor import Tensor, _as_tensor, _wrap
+from .tensor_api import _out
+
+_int, _bool, _float = builtins.int, builtins.bool, builtins.float
+
+
+def _t(x: Any, op: str) -> Tensor:
+    return x if isinstance(x, Tensor) else _as_tensor(x, op=op)
+
+
+def _d(x: Tensor, dim: Any, op: str) -> int:
+    return indexing.dim_index(dim, x.ndim, op, x.shape)
+
+
+# ====================================================================== splits
+
+
+def tensor_split(input: Any, indices_or_sections: Any, dim: _int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """Views of ``input`` split along ``dim``: into n nearly equal parts (the first ``size % n``
+    one longer) or at the given indices, as ``torch.tensor_split``.
+
+    >>> import duograd as dg
+    >>> [t.tolist() for t in dg.tensor_split(dg.arange(5), [1, 3])]
+    [[0], [1, 2], [3, 4]]
+    """
+    x = _t(input, "tensor_split")
+    if x.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor "
+                           "with 0 dims")
+    d = _d(x, dim, "tensor_split")
+    size = x.shape[d]
+    ios = indices_or_sections
+    if isinstance(ios, Tensor):
+        if ios.dtype.kind not in "iu" or ios.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have integer dtype and "
+                               "be 0-D or 1-D")
+        ios = ios.tolist()
+    if isinstance(ios, (int, np.integer)):
+        n = int(ios)
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        q, r = divmod(size, n)
+        bounds, at = [], 0
+        for i in range(n - 1):
+            at += q + (1 if i < r else 0)
+            bounds.append(at)
+    else:
+        bounds = [int(i) for i in ios]
+    edges = [0] + bounds + [size]
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        a2 = builtins.min(builtins.max(a if a >= 0 else a + size, 0), size)
+        b2 = builtins.min(builtins.max(b if b >= 0 else b + size, 0), size)
+        sl = [slice(None)] * x.ndim
+        sl[d] = slice(a2, builtins.max(a2, b2))
+        out.append(x[tuple(sl)])
+    return tuple(out)
+
+
+def _dir_split(name: str, dim_of: Any, need: int) -> Any:
+    def fn(input: Any, indices_or_sections: Any) -> tuple[Tensor, ...]:  # noqa: A002
+        x = _t(input, name)
+        if x.ndim < need:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {need} dimension, but got a "
+                               f"tensor with {x.ndim} dimensions!")
+        d = dim_of(x)
+        if isinstance(indices_or_sections, (int, np.integer)):
+            if indices_or_sections == 0 or x.shape[d] % indices_or_sections:
+                raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but the size of "
+                                   f"the dimension {x.shape[d]} is not divisible by the split_size "
+                                   f"{indices_or_sections}!")
+        return tensor_split(x, indices_or_sections, d)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+hsplit = _dir_split("hsplit", lambda x: 0 if x.ndim == 1 else 1, 1)
+hsplit.__doc__ = """Split along dim 1 (dim 0 for a vector), as ``torch.hsplit``.
+
+    >>> import duograd as dg
+    >>> [t.shape for t in dg.hsplit(dg.zeros(2, 4), 2)]
+    [torch.Size([2, 2]), torch.Size([2, 2])]
+    """
+vsplit = _dir_split("vsplit", lambda x: 0, 2)
+vsplit.__doc__ = """Split along dim 0 of a tensor of 2 or more dims, as ``torch.vsplit``.
+
+    >>> import duograd as dg
+    >>> [t.shape for t in dg.vsplit(dg.zeros(4, 2), [1])]
+    [torch.Size([1, 2]), torch.Size([3, 2])]
+    """
+dsplit = _dir_split("dsplit", lambda x: 2, 3)
+dsplit.__doc__ = """Split along dim 2 of a tensor of 3 or more dims, as ``torch.dsplit``.
+
+    >>> import duograd as dg
+    >>> len(dg.dsplit(dg.zeros(1, 1, 4), 2))
+    2
+    """
+
+
+def split_with_sizes(input: Any, split_sizes: Sequence[int], dim: _int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``torch.split_with_sizes``: split into parts of the given sizes (which must add up).
+
+    >>> import duograd as dg
+    >>> [t.tolist() for t in dg.split_with_sizes(dg.arange(3), [1, 2])]
+    [[0], [1, 2]]
+    """
+    x = _t(input, "split_with_sizes")
+    d = _d(x, dim, "split_with_sizes")
+    if builtins.sum(split_sizes) != x.shape[d]:
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {x.shape[d]} (input "
+                           f"tensor's size at dimension {dim}), but got split_sizes={list(split_sizes)}")
+    return tuple(indexing.split(x, list(split_sizes), d))
+
+
+def unsafe_split(input: Any, split_size: Any, dim: _int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``torch.unsafe_split``: ``split`` (duograd's views are always safe).
+
+    >>> import duograd as dg
+    >>> len(dg.unsafe_split(dg.arange(4), 2))
+    2
+    """
+    return tuple(indexing.split(_t(input, "unsafe_split"), split_size, dim))
+
+
+def unsafe_split_with_sizes(input: Any, split_sizes: Sequence[int], dim: _int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``torch.unsafe_split_with_sizes``: ``split_with_sizes``.
+
+    >>> import duograd as dg
+    >>> len(dg.unsafe_split_with_sizes(dg.arange(4), [1, 3]))
+    2
+    """
+    return split_with_sizes(input, split_sizes, dim)
+
+
+def unsafe_chunk(input: Any, chunks: _int, dim: _int = 0) -> tuple[Tensor, ...]:  # noqa: A002
+    """``torch.unsafe_chunk``: ``chunk``.
+
+    >>> import duograd as dg
+    >>> len(dg.unsafe_chunk(dg.arange(4), 2))
+    2
+    """
+    return tuple(indexing.chunk(_t(input, "unsafe_chunk"), chunks, dim))
+
+
+# ====================================================================== stacks
+
+
+def atleast_1d(*tensors: Any) -> Any:
+    """Each tensor with at least 1 dim (a 0-d one becomes shape (1,)), as ``torch.atleast_1d``.
+
+    >>> import duograd as dg
+    >>> dg.atleast_1d(dg.tensor(1.0)).shape
+    torch.Size([1])
+    """
+    return _atleast(tensors, 1, "atleast_1d")
+
+
+def atleast_2d(*tensors: Any) -> Any:
+    """Each tensor with at least 2 dims (new leading ones), as ``torch.atleast_2d``.
+
+    >>> import duograd as dg
+    >>> dg.atleast_2d(dg.ones(3)).shape
+    torch.Size([1, 3])
+    """
+    return _atleast(tensors, 2, "atleast_2d")
+
+
+def atleast_3d(*tensors: Any) -> Any:
+    """Each tensor with at least 3 dims ((n,) -> (1, n, 1); (m, n) -> (m, n, 1)), as ``torch.atleast_3d``.
+
+    >>> import duograd as dg
+    >>> dg.atleast_3d(dg.ones(2, 3)).shape
+    torch.Size([2, 3, 1])
+    """
+    return _atleast(tensors, 3, "atleast_3d")
+
+
+def _atleast(tensors: tuple, n: int, op: str) -> Any:
+    single = len(tensors) == 1 and not isinstance(tensors[0], (list, tuple))
+    items = tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors
+    out = []
+    for t in items:
+        x = _t(t, op)
+        if x.ndim == 0:
+            x = x.reshape(*([1] * n))
+        elif n >= 2 and x.ndim == 1:
+            x = ops.unsqueeze(x, 0)
+            if n == 3:
+                x = ops.unsqueeze(x, -1)
+        elif n == 3 and x.ndim == 2:
+            x = ops.unsqueeze(x, -1)
+        out.append(x)
+    return out[0] if single else tuple(out)
+
+
+def _seq(tensors: Any, op: str) -> list[Tensor]:
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}(): argument 'tensors' must be tuple of Tensors, not {type(tensors).__name__}")
+    return [_t(t, op) for t in tensors]
+
+
+def hstack(tensors: Sequence[Any], *, out: Any = None) -> Tensor:
+    """Concatenate along dim 1 (dim 0 for vectors), as ``torch.hstack``.
+
+    >>> import duograd as dg
+    >>> dg.hstack([dg.ones(2), dg.zeros(1)]).tolist()
+    [1.0, 1.0, 0.0]
+    """
+    ts = list(atleast_1d(_seq(tensors, "hstack")))
+    return _out(indexing.cat(ts, 0 if ts and ts[0].ndim == 1 else 1), out, "hstack")
+
+
+def vstack(tensors: Sequence[Any], *, out: Any = None) -> Tensor:
+    """Concatenate along dim 0 after ``atleast_2d``, as ``torch.vstack``.
+
+    >>> import duograd as dg
+    >>> dg.vstack([dg.ones(2), dg.zeros(2)]).shape
+    torch.Size([2, 2])
+    """
+    return _out(indexing.cat(list(atleast_2d(_seq(tensors, "vstack"))), 0), out, "vstack")
+
+
+row_stack = vstack
+
+
+def dstack(tensors: Sequence[Any], *, out: Any = None) -> Tensor:
+    """Concatenate along dim 2 after ``atleast_3d``, as ``torch.dstack``.
+
+    >>> import duograd as dg
+    >>> dg.dstack([dg.ones(2), dg.zeros(2)]).shape
+    torch.Size([1, 2, 2])
+    """
+    return _out(indexing.cat(list(atleast_3d(_seq(tensors, "dstack"))), 2), out, "dstack")
+
+
+def column_stack(tensors: Sequence[Any], *, out: Any = None) -> Tensor:
+    """Vectors (and 0-d) as columns, then ``hstack``, as ``torch.column_stack``.
+
+    >>> import duograd as dg
+    >>> dg.column_stack([dg.ones(2), dg.zeros(2)]).shape
+    torch.Size([2, 2])
+    """
+    ts = [t.reshape(-1, 1) if t.ndim <= 1 else t for t in _seq(tensors, "column_stack")]
+    return _out(indexing.cat(ts, 1), out, "column_stack")
+
+
+def block_diag(*tensors: Any) -> Tensor:
+    """A block-diagonal matrix of the given 0-, 1- or 2-d tensors, as ``torch.block_diag``.
+
+    >>> import duograd as dg
+    >>> dg.block_diag(dg.ones(1, 1), dg.ones(1, 2) * 2).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 2.0, 2.0]]
+    """
+    ts = []
+    for i, t in enumerate(tensors):
+        x = _t(t, "block_diag")
+        if x.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} "
+                               f"has {x.ndim} dimensions")
+        ts.append(x.reshape(1, -1) if x.ndim < 2 else x)
+    if not ts:
+        return _wrap(np.zeros((1, 0)))
+    dt = ts[0].dtype
+    for x in ts[1:]:
+        dt = np.promote_types(dt, x.dtype)
+    rows = builtins.sum(x.shape[0] for x in ts)
+    cols = builtins.sum(x.shape[1] for x in ts)
+    pieces, r, c = [], 0, 0
+    for x in ts:
+        x = ops.cast_p(x, dtype=dt) if x.dtype != dt else x
+        h, w = x.shape
+        pieces.append(ops.pad(x, ((r, rows - r - h), (c, cols - c - w))) if hasattr(ops, "pad") else
+                      _place(x, rows, cols, r, c))
+        r, c = r + h, c + w
+    total = pieces[0]
+    for p in pieces[1:]:
+        total = total + p
+    return total
+
+
+def _place(x: Tensor, rows: int, cols: int, r: int, c: int) -> Tensor:
+    h, w = x.shape
+    parts = []
+    if c:
+        parts.append(_wrap(np.zeros((h, c), x.dtype)))
+    parts.append(x)
+    if cols - c - w:
+        parts.append(_wrap(np.zeros((h, cols - c - w), x.dtype)))
+    band = indexing.cat(parts, 1) if len(parts) > 1 else x
+    parts = []
+    if r:
+        parts.append(_wrap(np.zeros((r, cols), x.dtype)))
+    parts.append(band)
+    if rows - r - h:
+        parts.append(_wrap(np.zeros((rows - r - h, cols), x.dtype)))
+    return indexing.cat(parts, 0) if len(parts) > 1 else band
+
+
+def cartesian_prod(*tensors: Any) -> Tensor:
+    """The Cartesian product of 1-d tensors as rows (a single tensor: itself), as
+    ``torch.cartesian_prod``.
+
+    >>> import duograd as dg
+    >>> dg.cartesian_prod(dg.tensor([1, 2]), dg.tensor([3])).tolist()
+    [[1, 3], [2, 3]]
+    """
+    ts = [_t(t, "cartesian_prod") for t in tensors]
+    for t in ts:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(ts) == 1:
+        return ts[0]
+    grids = indexing.meshgrid(*ts, indexing="ij")
+    return indexing.stack([g.reshape(-1) for g in grids], 1)
+
+
+def combinations(input: Any, r: _int = 2, with_replacement: _bool = False) -> Tensor:  # noqa: A002
+    """The length-r combinations of a 1-d tensor's elements as rows, as ``torch.combinations``.
+
+    >>> import duograd as dg
+    >>> dg.combinations(dg.tensor([1, 2, 3])).tolist()
+    [[1, 2], [1, 3], [2, 3]]
+    """
+    import itertools  # noqa: PLC0415
+    x = _t(input, "combinations")
+    if x.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _wrap(np.zeros((0,), x.dtype))
+    gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = np.array(list(gen(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    if idx.shape[0] == 0:
+        return _wrap(np.zeros((0, r), x.dtype)) if r > 1 else _wrap(np.zeros((0,), x.dtype))
+    return x[_wrap(idx)] if r > 1 else x[_wrap(idx[:, 0])]
+
+
+# ====================================================================== flips
+
+
+def fliplr(input: Any) -> Tensor:  # noqa: A002
+    """Reverse dim 1 (at least 2 dims), as ``torch.fliplr``.
+
+    >>> import duograd as dg
+    >>> dg.fliplr(dg.tensor([[1, 2]])).tolist()
+    [[2, 1]]
+    """
+    x = _t(input, "fliplr")
+    if x.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return indexing.flip(x, [1])
+
+
+def flipud(input: Any) -> Tensor:  # noqa: A002
+    """Reverse dim 0 (at least 1 dim), as ``torch.flipud``.
+
+    >>> import duograd as dg
+    >>> dg.flipud(dg.tensor([1, 2])).tolist()
+    [2, 1]
+    """
+    x = _t(input, "flipud")
+    if x.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return indexing.flip(x, [0])
+
+
+def rot90(input: Any, k: _int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:  # noqa: A002
+    """Rotate by 90 degrees k times in the plane of ``dims`` (from the first towards the
+    second), as ``torch.rot90``.
+
+    >>> import duograd as dg
+    >>> dg.rot90(dg.tensor([[1, 2], [3, 4]])).tolist()
+    [[2, 4], [1, 3]]
+    """
+    x = _t(input, "rot90")
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if x.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
+    d0, d1 = _d(x, dims[0], "rot90"), _d(x, dims[1], "rot90")
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and dim1 = {d1}")
+    k = k % 4
+    if k == 1:
+        return indexing.flip(x, [d1]).transpose(d0, d1)
+    if k == 2:
+        return indexing.flip(x, [d0, d1])
+    if k == 3:
+        return indexing.flip(x, [d0]).transpose(d0, d1)
+    return x.clone()
+
+
+def diagflat(input: Any, offset: _int = 0) -> Tensor:  # noqa: A002
+    """The flattened input on the ``offset`` diagonal of a square matrix, as ``torch.diagflat``.
+
+    >>> import duograd as dg
+    >>> dg.diagflat(dg.tensor([[1, 2]])).tolist()
+    [[1, 0], [0, 2]]
+    """
+    return indexing.diag(_t(input, "diagflat").reshape(-1), offset)
+
+
+def msort(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Sorted along dim 0, as ``torch.msort``.
+
+    >>> import duograd as dg
+    >>> dg.msort(dg.tensor([3, 1, 2])).tolist()
+    [1, 2, 3]
+    """
+    from .reductions import sort  # noqa: PLC0415
+    return _out(sort(_t(input, "msort"), 0)[0], out, "msort")
+
+
+# ====================================================================== scatters
+
+
+def _embed(op: str, x: Tensor, src: Any, index: Any, view_shape: tuple) -> Tensor:
+    from .inplace import setitem_p  # noqa: PLC0415
+    s = _t(src, op)
+    if tuple(s.shape) != tuple(view_shape):
+        raise RuntimeError(f"{op}: expected src to have a size equal to the slice of self. src size = "
+                           f"{list(s.shape)}, slice size = {list(view_shape)}")
+    if s.dtype != x.dtype:
+        s = ops.cast_p(s, dtype=x.dtype)
+    return setitem_p(x, s, index=index, basic=True)
+
+
+def select_scatter(input: Any, src: Any, dim: _int, index: _int) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``src`` written at ``index`` of ``dim`` (differentiable in both),
+    as ``torch.select_scatter``.
+
+    >>> import duograd as dg
+    >>> dg.select_scatter(dg.zeros(2, 2), dg.ones(2), 0, 0).tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
+    """
+    x = _t(input, "select_scatter")
+    d = _d(x, dim, "select_scatter")
+    n = x.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select_scatter(): index {index} out of range for tensor of size "
+                         f"{list(x.shape)} at dimension {dim}")
+    idx = tuple([slice(None)] * d + [index % n])
+    return _embed("select_scatter", x, src, idx, x.shape[:d] + x.shape[d + 1:])
+
+
+def slice_scatter(input: Any, src: Any, dim: _int = 0, start: Any = None, end: Any = None,  # noqa: A002
+                  step: _int = 1) -> Tensor:
+    """A copy of ``input`` with ``src`` written at ``start:end:step`` of ``dim``, as
+    ``torch.slice_scatter``.
+
+    >>> import duograd as dg
+    >>> dg.slice_scatter(dg.zeros(4), dg.ones(2), start=2).tolist()
+    [0.0, 0.0, 1.0, 1.0]
+    """
+    x = _t(input, "slice_scatter")
+    d = _d(x, dim, "slice_scatter")
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    sl = slice(start, end, step)
+    idx = tuple([slice(None)] * d + [sl])
+    shape = np.empty(x.shape, dtype=np.bool_)[idx].shape
+    return _embed("slice_scatter", x, src, idx, shape)
+
+
+def diagonal_scatter(input: Any, src: Any, offset: _int = 0, dim1: _int = 0, dim2: _int = 1) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``src`` on its ``offset`` diagonal of (dim1, dim2), as
+    ``torch.diagonal_scatter``.
+
+    >>> import duograd as dg
+    >>> dg.diagonal_scatter(dg.zeros(2, 2), dg.ones(2)).tolist()
+    [[1.0, 0.0], [0.0, 1.0]]
+    """
+    x = _t(input, "diagonal_scatter")
+    d1, d2 = _d(x, dim1, "diagonal_scatter"), _d(x, dim2, "diagonal_scatter")
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    n1, n2 = x.shape[d1], x.shape[d2]
+    i = np.arange(n1)
+    j = i + offset
+    keep = (j >= 0) & (j < n2)
+    i, j = i[keep], j[keep]
+    s = _t(src, "diagonal_scatter")
+    want = tuple(n for k, n in enumerate(x.shape) if k not in (d1, d2)) + (len(i),)
+    if tuple(s.shape) != want:
+        raise RuntimeError(f"diagonal_scatter: expected src to have a size equal to the slice of self. src "
+                           f"size = {list(s.shape)}, slice size = {list(want)}")
+    # move (d1, d2) last, write the advanced-index diagonal, move back
+    xm = indexing.movedim(x, (d1, d2), (-2, -1))
+    from .inplace import setitem_p  # noqa: PLC0415
+    s = ops.cast_p(s, dtype=x.dtype) if s.dtype != x.dtype else s
+    idx = (Ellipsis, i, j)
+    y = setitem_p(xm, s, index=idx, basic=False)
+    return indexing.movedim(y, (-2, -1), (d1, d2))
+
+
+def index_put(input: Any, indices: Sequence[Any], values: Any, accumulate: _bool = False) -> Tensor:  # noqa: A002
+    """A copy of ``input`` with ``values`` at ``input[indices]`` (added when ``accumulate``), as
+    ``torch.index_put``.
+
+    >>> import duograd as dg
+    >>> dg.index_put(dg.zeros(3), (dg.tensor([0, 0]),), dg.tensor(1.0), accumulate=True).tolist()
+    [2.0, 0.0, 0.0]
+    """
+    x = _t(input, "index_put")
+    idx = tuple(i if isinstance(i, Tensor) or i is None else _t(i, "index_put") for i in indices)
+    v = _t(values, "index_put")
+    if v.dtype != x.dtype:
+        if v.ndim == 0 and not v.requires_grad:
+            v = ops.cast_p(v, dtype=x.dtype)
+        else:
+            raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                               f"{x.dtype} for the destination and {v.dtype} for the source.")
+    if accumulate:
+        flat = np.arange(x._data.size).reshape(x.shape)
+        pos = flat[tuple(i._data if isinstance(i, Tensor) else i for i in idx)]
+        vv = v.expand(*pos.shape) if tuple(v.shape) != pos.shape else v
+        from .tensor_api import put  # noqa: PLC0415
+        return put(x, _wrap(pos.reshape(-1)), vv.reshape(-1), accumulate=True)
+    from .inplace import setitem_p  # noqa: PLC0415
+    np_idx = tuple(i._data if isinstance(i, Tensor) else i for i in idx)
+    return setitem_p(x, v, index=np_idx, basic=False)
+
+
+def index_put_(input: Tensor, indices: Sequence[Any], values: Any, accumulate: _bool = False) -> Tensor:  # noqa: A002
+    """In place ``index_put``, as ``torch.index_put_``; returns ``input``.
+
+    >>> import duograd as dg
+    >>> x = dg.zeros(2)
+    >>> x.index_put_((dg.tensor([1]),), dg.tensor([5.0])).tolist()
+    [0.0, 5.0]
+    """
+    from .inplace import write  # noqa: PLC0415
+    return write(input, lambda t: index_put(t, indices, values, accumulate), name="index_put_")
+
+
+def masked_scatter(input: Any, mask: Any, source: Any) -> Tensor:  # noqa: A002
+    """``input`` with the elements where ``mask`` is True (broadcast) taken in order from
+    ``source``, as ``torch.masked_scatter``.
+
+    >>> import duograd as dg
+    >>> dg.masked_scatter(dg.zeros(3), dg.tensor([True, False, True]), dg.tensor([1.0, 2.0])).tolist()
+    [1.0, 0.0, 2.0]
+    """
+    x = _t(input, "masked_scatter")
+    m = _t(mask, "masked_scatter")
+    if m.dtype != np.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {m.dtype}")
+    s = _t(source, "masked_scatter")
+    shape = np.broadcast_shapes(x.shape, m.shape)
+    mk = np.broadcast_to(m._data, shape)
+    xb = x.expand(*shape) if tuple(x.shape) != shape else x
+    k = int(mk.sum())
+    if s._data.size < k:
+        raise RuntimeError("masked_scatter: expected source to have at least as many elements as the ones "
+                           "selected by the mask")
+    from .inplace import setitem_p  # noqa: PLC0415
+    vals = s.reshape(-1)[:k]
+    vals = ops.cast_p(vals, dtype=x.dtype) if vals.dtype != x.dtype else vals
+    return setitem_p(xb, vals, index=(mk,), basic=False)
+
+
+def masked_scatter_(input: Tensor, mask: Any, source: Any) -> Tensor:  # noqa: A002
+    """In place ``masked_scatter``; returns ``input``.
+
+    >>> import duograd as dg
+    >>> dg.zeros(2).masked_scatter_(dg.tensor([False, True]), dg.tensor([3.0])).tolist()
+    [0.0, 3.0]
+    """
+    from .inplace import write  # noqa: PLC0415
+    return write(input, lambda t: masked_scatter(t, mask, source), name="masked_scatter_")
+
+
+# ====================================================================== statistics
+
+
+def _quantile(name: str, nan: bool) -> Any:
+    def fn(input: Any, q: Any, dim: Any = None, keepdim: _bool = False, *,  # noqa: A002
+           interpolation: str = "linear", out: Any = None) -> Tensor:
+        x = _t(input, name)
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+        qt = q if isinstance(q, Tensor) else None
+        qs = np.atleast_1d(np.asarray(qt._data if qt is not None else q, dtype=np.float64))
+        if qt is not None and qt.dtype != x.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if qt is not None and qt.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if np.any((qs < 0) | (qs > 1)):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+            raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
+                               f"nearest. Got {interpolation}")
+        if x._data.size == 0:
+            raise RuntimeError(f"{name}() input tensor must be non-empty")
+        if dim is None:
+            src, d = x.reshape(-1), 0
+        else:
+            src, d = x, _d(x, dim, name)
+        from .reductions import sort  # noqa: PLC0415
+        srt = sort(src, d)[0]
+        srt = indexing.movedim(srt, d, -1)
+        n = srt.shape[-1]
+        isn = np.isnan(np.moveaxis(src._data, d, -1))
+        if nan:
+            valid = (~isn).sum(-1, keepdims=True)  # per row
+        else:
+            valid = np.where(isn.any(-1, keepdims=True), n, n)
+        rank = qs.reshape((-1,) + (1,) * srt.ndim) * (valid - 1)   # (Q, ..., 1)
+        lo = np.floor(rank).astype(np.int64)
+        hi = np.ceil(rank).astype(np.int64)
+        if interpolation == "lower":
+            hi = lo
+        elif interpolation == "higher":
+            lo = hi
+        elif interpolation == "nearest":
+            lo = hi = np.round(rank).astype(np.int64)  # half to even, as torch
+        lo = np.clip(lo, 0, n - 1)
+        hi = np.clip(hi, 0, n - 1)
+        Q = len(qs)  # noqa: N806
+        full = tuple(srt.shape[:-1]) + (1,)
+        srt_q = srt.expand(Q, *srt.shape)
+        a = indexing.take_along_dim(srt_q, _wrap(np.broadcast_to(lo, (Q,) + full).copy()), -1)
+        b = indexing.take_along_dim(srt_q, _wrap(np.broadcast_to(hi, (Q,) + full).copy()), -1)
+        if interpolation == "midpoint":
+            w = np.full(rank.shape, 0.5)
+            w = np.where(lo == hi, 0.0, w)
+        elif interpolation == "linear":
+            w = rank - np.floor(rank)
+        else:
+            w = np.zeros(rank.shape)
+        w = np.broadcast_to(w, (Q,) + full).astype(x.dtype)
+        r = a + (b - a) * _wrap(w)
+        r = ops.squeeze(r, -1)  # (Q, ...rest)
+        if not nan:
+            anynan = np.broadcast_to(isn.any(-1), r.shape)
+            r = ops.where_p(_wrap(anynan), np.asarray(np.nan, x.dtype), r)
+        else:
+            allnan = np.broadcast_to((~isn).sum(-1) == 0, r.shape)
+            r = ops.where_p(_wrap(allnan), np.asarray(np.nan, x.dtype), r)
+        if keepdim:
+            if dim is None:
+                r = r.reshape(Q, *([1] * x.ndim))
+            else:
+                r = ops.unsqueeze(r, d + 1)
+        if qt is None and np.ndim(q) == 0 or (qt is not None and qt.ndim == 0):
+            r = ops.squeeze(r, 0)
+        return _out(r, out, name)
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+quantile = _quantile("quantile", False)
+quantile.__doc__ = """The q-th quantiles along ``dim`` (or of all elements), interpolated as
+    ``interpolation`` says, as ``torch.quantile`` (NaN where a reduced row has NaN).
+
+    >>> import duograd as dg
+    >>> dg.quantile(dg.tensor([1.0, 2.0, 3.0, 4.0]), 0.5).tolist()
+    2.5
+    """
+nanquantile = _quantile("nanquantile", True)
+nanquantile.__doc__ = """``quantile`` ignoring NaN, as ``torch.nanquantile``.
+
+    >>> import duograd as dg
+    >>> dg.nanquantile(dg.tensor([1.0, float('nan'), 3.0]), 0.5).tolist()
+    2.0
+    """
+
+
+def nanmedian(input: Any, dim: Any = None, keepdim: _bool = False, *, out: Any = None) -> Any:  # noqa: A002
+    """The lower median ignoring NaN (all-NaN rows: NaN), as ``torch.nanmedian``; with ``dim``,
+    (values, indices).
+
+    >>> import duograd as dg
+    >>> dg.nanmedian(dg.tensor([1.0, float('nan'), 3.0, 2.0])).tolist()
+    2.0
+    """
+    from . import return_types  # noqa: PLC0415
+    from .reductions import sort  # noqa: PLC0415
+    x = _t(input, "nanmedian")
+    if dim is None:
+        flat = x.reshape(-1)
+        if flat.shape[0] == 0:
+            return _wrap(np.asarray(np.nan, x.dtype))
+        valid = int((~np.isnan(flat._data)).sum())
+        vals, _ = sort(flat, 0)
+        k = builtins.max((valid - 1) // 2, 0)
+        return vals[k]
+    d = _d(x, dim, "nanmedian")
+    vals, idx = sort(x, d)
+    valid = (~np.isnan(x._data)).sum(d, keepdims=True)
+    k = np.maximum((valid - 1) // 2, 0).astype(np.int64)
+    v = indexing.take_along_dim(vals, _wrap(k), d)
+    i = indexing.take_along_dim(idx, _wrap(k), d)
+    if not keepdim:
+        v, i = ops.squeeze(v, d), ops.squeeze(i, d)
+    return _out(return_types.median(v, i), out, "nanmedian")
+
+
+def cov(input: Any, *, correction: _int = 1, fweights: Any = None, aweights: Any = None) -> Tensor:  # noqa: A002
+    """The covariance matrix of the rows of ``input`` (variables) over its columns
+    (observations), weighted, as ``torch.cov``.
+
+    >>> import duograd as dg
+    >>> dg.cov(dg.tensor([[0.0, 2.0], [1.0, 1.0]])).tolist()
+    [[2.0, -1.0], [-1.0, 0.5]]
+    """
+    x = _t(input, "cov")
+    if x.ndim > 2:
+        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with "
+                           f"{x.ndim} dimensions")
+    if x.ndim < 2:
+        x = x.reshape(1, -1)
+    if x.dtype.kind != "f":
+        x = ops.cast_p(x, dtype=np.dtype(_tensor.get_default_dtype()))
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        fw = _t(fweights, "cov")
+        if fw.dtype.kind not in "iu":
+            raise RuntimeError("cov(): expected fweights to have integral dtype")
+        w = ops.cast_p(fw, dtype=x.dtype)
+    if aweights is not None:
+        aw = _t(aweights, "cov")
+        if aw.dtype.kind != "f":
+            raise RuntimeError("cov(): expected aweights to have floating point dtype")
+        w = aw if w is None else w * aw
+    if w is None:
+        avg = ops.mean(x, 1)
+        wsum = _wrap(np.asarray(n, x.dtype))
+        norm = wsum - correction
+        xc = x - ops.unsqueeze(avg, 1)
+        c = (xc @ xc.transpose(0, 1).conj() if False else xc @ xc.transpose(0, 1))
+    else:
+        wsum = ops.sum(w)
+        avg = ops.sum(x * w, 1) / wsum
+        if correction == 0:
+            norm = wsum
+        elif aweights is None:
+            norm = wsum - correction
+        else:
+            norm = wsum - correction * ops.sum(w * _t(aweights, "cov")) / wsum
+        xc = x - ops.unsqueeze(avg, 1)
+        c = (xc * w) @ xc.transpose(0, 1)
+    norm = ops.maximum_p(norm, np.asarray(0.0, x.dtype))
+    c = c / norm
+    return c.reshape(()) if _t(input, "cov").ndim < 2 or c.shape == (1, 1) and _t(input, "cov").ndim < 2 \
+        else c
+
+
+def corrcoef(input: Any) -> Tensor:  # noqa: A002
+    """Pearson correlation coefficients of the rows, clipped to [-1, 1], as ``torch.corrcoef``.
+
+    >>> import duograd as dg
+    >>> dg.corrcoef(dg.tensor([[0.0, 1.0, 2.0], [0.0, 2.0, 4.0]])).tolist()
+    [[1.0, 1.0], [1.0, 1.0]]
+    """
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c
+    d = indexing.diagonal(c, 0, 0, 1)
+    s = ops.sqrt(d)
+    c = c / ops.unsqueeze(s, 1) / ops.unsqueeze(s, 0)
+    return ops.clamp(c, -1, 1)
+
+
+def histogram(input: Any, bins: Any = 100, *, range: Any = None, weight: Any = None,  # noqa: A002
+              density: _bool = False, out: Any = None) -> Any:
+    """(hist, bin_edges) of the values, as ``torch.histogram`` (no history).
+
+    >>> import duograd as dg
+    >>> dg.histogram(dg.tensor([1.0, 2.0, 1.0]), bins=2).hist.tolist()
+    [2.0, 1.0]
+    """
+    from typing import NamedTuple  # noqa: PLC0415
+
+    class histogram_result(NamedTuple):  # noqa: N801
+        hist: Tensor
+        bin_edges: Tensor
+
+    x = _t(input, "histogram")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
+                           f"but got input {x.dtype}")
+    data = x._data.reshape(-1)
+    if isinstance(bins, Tensor):
+        edges = bins._data
+    else:
+        if range is None:
+            lo, hi = (float(data.min()), float(data.max())) if data.size else (0.0, 0.0)
+        else:
+            lo, hi = range
+        if lo > hi:
+            raise RuntimeError("torch.histogram: min should not exceed max")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, int(bins) + 1)
+    w = None if weight is None else weight._data.reshape(-1)
+    hist, edges = np.histogram(data, bins=edges, weights=w, density=density)
+    return _out(histogram_result(_wrap(hist.astype(x.dtype)), _wrap(np.asarray(edges, x.dtype))), out,
+                "histogram")
+
+
+def renorm(input: Any, p: _float, dim: _int, maxnorm: _float) -> Tensor:  # noqa: A002
+    """Each slice along ``dim`` rescaled so its p-norm is at most ``maxnorm``, as
+    ``torch.renorm``.
+
+    >>> import duograd as dg
+    >>> dg.renorm(dg.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0).tolist()
+    [[0.6, 0.8], [0.3, 0.4]]
+    """
+    x = _t(input, "renorm")
+    if p <= 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported")
+    if x.dtype.kind != "f":
+        raise RuntimeError(f"renorm: Expected a floating point tensor, got {x.dtype}")
+    d = _d(x, dim, "renorm")
+    from .linalg import vector_norm  # noqa: PLC0415
+    others = tuple(i for i in builtins.range(x.ndim) if i != d)
+    norms = vector_norm(x, p, others, True)
+    factor = ops.where_p(ops.greater_p(norms, maxnorm), maxnorm / (norms + 1e-7), 1.0)
+    return x * ops.cast_p(factor, dtype=x.dtype) if factor.dtype != x.dtype else x * factor
+
+
+def cdist(x1: Any, x2: Any, p: _float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if_necessary") -> Tensor:
+    """The p-norm distance between each row pair of two batches of row vectors, as ``torch.cdist``.
+
+    >>> import duograd as dg
+    >>> dg.cdist(dg.tensor([[0.0, 0.0]]), dg.tensor([[3.0, 4.0]])).tolist()
+    [[5.0]]
+    """
+    a, b = _t(x1, "cdist"), _t(x2, "cdist")
+    if a.ndim < 2 or b.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {a.ndim}D")
+    if a.shape[-1] != b.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: {a.shape[-1]} X2: "
+                           f"{b.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    diff = ops.unsqueeze(a, -2) - ops.unsqueeze(b, -3)
+    from .linalg import vector_norm  # noqa: PLC0415
+    return vector_norm(diff, p, -1)
+
+
+def pdist(input: Any, p: _float = 2) -> Tensor:  # noqa: A002
+    """The p-norm distances between the rows of a matrix, upper triangle row by row, as
+    ``torch.pdist``.
+
+    >>> import duograd as dg
+    >>> dg.pdist(dg.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 1.0]])).tolist()
+    [5.0, 1.0, 4.242640687119285]
+    """
+    x = _t(input, "pdist")
+    if x.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
+    n = x.shape[0]
+    i, j = np.triu_indices(n, 1)
+    from .linalg import vector_norm  # noqa: PLC0415
+    return vector_norm(x[_wrap(i)] - x[_wrap(j)], p, -1)
+
+
+# ====================================================================== elementwise
+
+
+def _num(x: Any, op: str) -> Tensor:
+    return _t(x, op)
+
+
+def float_power(input: Any, exponent: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """input ** exponent in float64, as ``torch.float_power``.
+
+    >>> import duograd as dg
+    >>> dg.float_power(dg.tensor([2]), 3).tolist()
+    [8.0]
+    """
+    x = ops.cast_p(_num(input, "float_power"), dtype=np.dtype(np.float64)) if isinstance(input, Tensor) or \
+        not isinstance(input, (int, float)) else input
+    e = ops.cast_p(exponent, dtype=np.dtype(np.float64)) if isinstance(exponent, Tensor) else \
+        (float(exponent) if not isinstance(exponent, (list, tuple, np.ndarray)) else
+         _wrap(np.asarray(exponent, np.float64)))
+    if not isinstance(x, Tensor):
+        x = _wrap(np.asarray(float(x)))
+    return _out(ops.pow_p(x, e), out, "float_power")
+
+
+def logaddexp2(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """log2(2^x + 2^y), as ``torch.logaddexp2``.
+
+    >>> import duograd as dg
+    >>> dg.logaddexp2(dg.tensor([1.0]), dg.tensor([1.0])).tolist()
+    [2.0]
+    """
+    ln2 = math.log(2)
+    x, y = _num(input, "logaddexp2"), _num(other, "logaddexp2")
+    return _out(ew.logaddexp(x * ln2, y * ln2) / ln2, out, "logaddexp2")
+
+
+def ldexp(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """input * 2 ** other (a float result), as ``torch.ldexp``.
+
+    >>> import duograd as dg
+    >>> dg.ldexp(dg.tensor([1.0]), dg.tensor([3])).tolist()
+    [8.0]
+    """
+    x, e = _num(input, "ldexp"), _num(other, "ldexp")
+    if x.dtype.kind != "f":
+        x = ops.cast_p(x, dtype=np.dtype(_tensor.get_default_dtype()))
+    two = ops.pow_p(_wrap(np.asarray(2.0, x.dtype)), ops.cast_p(e, dtype=x.dtype) if e.dtype.kind != "f" else e)
+    return _out(x * two, out, "ldexp")
+
+
+def frexp(input: Any, *, out: Any = None) -> Any:  # noqa: A002
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, as ``torch.frexp``.
+
+    >>> import duograd as dg
+    >>> m, e = dg.frexp(dg.tensor([8.0]))
+    >>> m.tolist(), e.tolist()
+    ([0.5], [4])
+    """
+    from typing import NamedTuple  # noqa: PLC0415
+
+    class frexp_result(NamedTuple):  # noqa: N801
+        mantissa: Tensor
+        exponent: Tensor
+
+    x = _num(input, "frexp")
+    if x.dtype.kind != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(x._data)
+    return _out(frexp_result(_wrap(m), _wrap(e.astype(np.int32))), out, "frexp")
+
+
+def _int_binary(name: str, fn: Any, doc: str) -> Any:
+    prim = ops._selector(name, fn)
+
+    def f(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+        x, y = _num(input, name), _num(other, name)
+        if x.dtype.kind not in "iub" or y.dtype.kind not in "iub":
+            raise RuntimeError(f'"{name}_cpu" not implemented for \'{"Float" if x.dtype == np.float32 else "Double"}\'')
+        return _out(prim(x, y), out, name)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+gcd = _int_binary("gcd", np.gcd, """The greatest common divisor, elementwise (integers), as ``torch.gcd``.
+
+    >>> import duograd as dg
+    >>> dg.gcd(dg.tensor([12, 7]), dg.tensor([8, 0])).tolist()
+    [4, 7]
+    """)
+lcm = _int_binary("lcm", np.lcm, """The least common multiple, elementwise (integers), as ``torch.lcm``.
+
+    >>> import duograd as dg
+    >>> dg.lcm(dg.tensor([4, 3]), dg.tensor([6, 5])).tolist()
+    [12, 15]
+    """)
+bitwise_left_shift = _int_binary("bitwise_left_shift", np.left_shift,
+                                 """input << other, as ``torch.bitwise_left_shift``.
+
+    >>> import duograd as dg
+    >>> dg.bitwise_left_shift(dg.tensor([1, 3]), 2).tolist()
+    [4, 12]
+    """)
+bitwise_right_shift = _int_binary("bitwise_right_shift", np.right_shift,
+                                  """input >> other (arithmetic), as ``torch.bitwise_right_shift``.
+
+    >>> import duograd as dg
+    >>> dg.bitwise_right_shift(dg.tensor([8, -8]), 2).tolist()
+    [2, -2]
+    """)
+
+
+def nextafter(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The next float after input towards other, as ``torch.nextafter`` (no history).
+
+    >>> import duograd as dg
+    >>> float(dg.nextafter(dg.tensor(1.0), dg.tensor(2.0))) > 1.0
+    True
+    """
+    x, y = _num(input, "nextafter"), _num(other, "nextafter")
+    return _out(ops._selector("nextafter", np.nextafter)(x, y), out, "nextafter")
+
+
+_isposinf_p = ops._selector("isposinf", np.isposinf)
+_isneginf_p = ops._selector("isneginf", np.isneginf)
+
+
+def isposinf(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Whether each element is +inf, as ``torch.isposinf``.
+
+    >>> import duograd as dg
+    >>> dg.isposinf(dg.tensor([float('inf'), -float('inf'), 1.0])).tolist()
+    [True, False, False]
+    """
+    return _out(_isposinf_p(_num(input, "isposinf")), out, "isposinf")
+
+
+def isneginf(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """Whether each element is -inf, as ``torch.isneginf``.
+
+    >>> import duograd as dg
+    >>> dg.isneginf(dg.tensor([float('inf'), -float('inf'), 1.0])).tolist()
+    [False, True, False]
+    """
+    return _out(_isneginf_p(_num(input, "isneginf")), out, "isneginf")
+
+
+def isreal(input: Any) -> Tensor:  # noqa: A002
+    """All True: duograd's tensors are real, as ``torch.isreal`` of a real tensor.
+
+    >>> import duograd as dg
+    >>> dg.isreal(dg.tensor([1.0, 2.0])).tolist()
+    [True, True]
+    """
+    x = _num(input, "isreal")
+    return _wrap(np.ones(x.shape, np.bool_))
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: _bool = False, invert: _bool = False) -> Tensor:
+    """Whether each element of ``elements`` is in ``test_elements``, as ``torch.isin``.
+
+    >>> import duograd as dg
+    >>> dg.isin(dg.tensor([1, 2, 3]), dg.tensor([2, 5])).tolist()
+    [False, True, False]
+    """
+    e = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
+    t = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
+        raise TypeError("isin() received an invalid combination of arguments: expected a Tensor")
+    return _wrap(np.isin(e, t, invert=invert))
+
+
+def unique_consecutive(input: Any, return_inverse: _bool = False, return_counts: _bool = False,  # noqa: A002
+                       dim: Any = None) -> Any:
+    """The input with each run of equal consecutive elements (along ``dim``, or flattened)
+    kept once, and optionally the inverse indices and run lengths, as
+    ``torch.unique_consecutive``.
+
+    >>> import duograd as dg
+    >>> dg.unique_consecutive(dg.tensor([1, 1, 2, 2, 1]), return_counts=True)[1].tolist()
+    [2, 2, 1]
+    """
+    x = _num(input, "unique_consecutive")
+    a = x._data
+    if dim is None:
+        flat = a.reshape(-1)
+        if flat.size == 0:
+            starts = np.zeros(0, np.int64)
+        else:
+            starts = np.concatenate([[0], np.nonzero(flat[1:] != flat[:-1])[0] + 1])
+        vals = _wrap(flat[starts].copy())
+        n = flat.size
+        inv_shape = a.shape
+    else:
+        d = _d(x, dim, "unique_consecutive")
+        m = np.moveaxis(a, d, 0)
+        n = m.shape[0]
+        if n == 0:
+            starts = np.zeros(0, np.int64)
+        else:
+            diff = (m[1:] != m[:-1]).reshape(n - 1, -1).any(1)
+            starts = np.concatenate([[0], np.nonzero(diff)[0] + 1])
+        vals = _wrap(np.moveaxis(m[starts], 0, d).copy())
+        inv_shape = (n,)
+    res = [vals]
+    if return_inverse:
+        ids = np.zeros(n, np.int64)
+        if n:
+            ids[starts[1:]] = 1
+            ids = np.cumsum(ids)
+        res.append(_wrap(ids.reshape(inv_shape)))
+    if return_counts:
+        ends = np.concatenate([starts[1:], [n]]) if n else np.zeros(0, np.int64)
+        res.append(_wrap((ends - starts).astype(np.int64)))
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+# ====================================================================== windows and creation
+
+
+def _window(name: str, fn: Any) -> Any:
+    def w(window_length: _int, periodic: _bool = True, *, dtype: Any = None, layout: Any = None,
+          device: Any = None, pin_memory: _bool = False, requires_grad: _bool = False) -> Tensor:
+        if window_length < 0:
+            raise RuntimeError(f"{name} requires non-negative window_length, got window_length="
+                               f"{window_length}")
+        dt = np.dtype(_tensor.get_default_dtype() if dtype is None else _tensor._np_dtype(dtype)) \
+            if hasattr(_tensor, "_np_dtype") else np.dtype(dtype or _tensor.get_default_dtype())
+        if window_length == 0:
+            v = np.zeros(0)
+        elif window_length == 1:
+            v = np.ones(1)
+        else:
+            n = window_length + 1 if periodic else window_length
+            v = fn(n)[:window_length]
+        t = _wrap(v.astype(dt))
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    w.__name__ = w.__qualname__ = name
+    w.__doc__ = (f"``torch.{name}``: the window of length ``window_length`` (``periodic``: one longer, "
+                 f"last dropped).\n\n    >>> import duograd as dg\n    >>> dg.{name}(3, periodic=False)"
+                 f".shape\n    torch.Size([3])\n")
+    return w
+
+
+bartlett_window = _window("bartlett_window", np.bartlett)
+blackman_window = _window("blackman_window", np.blackman)
+hann_window = _window("hann_window", np.hanning)
+
+
+def hamming_window(window_length: _int, periodic: _bool = True, alpha: _float = 0.54, beta: _float = 0.46, *,
+                   dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: _bool = False,
+                   requires_grad: _bool = False) -> Tensor:
+    """``torch.hamming_window``: alpha - beta cos(2 pi n / (N - 1)).
+
+    >>> import duograd as dg
+    >>> dg.hamming_window(3, periodic=False).tolist()
+    [0.08000000000000002, 1.0, 0.08000000000000002]
+    """
+    f = _window("hamming_window", lambda n: alpha - beta * np.cos(2 * np.pi * np.arange(n) / (n - 1)))
+    return f(window_length, periodic, dtype=dtype, requires_grad=requires_grad)
+
+
+def kaiser_window(window_length: _int, periodic: _bool = True, beta: _float = 12.0, *, dtype: Any = None,
+                  layout: Any = None, device: Any = None, pin_memory: _bool = False,
+                  requires_grad: _bool = False) -> Tensor:
+    """``torch.kaiser_window`` with shape parameter ``beta``.
+
+    >>> import duograd as dg
+    >>> dg.kaiser_window(3, periodic=False).shape
+    torch.Size([3])
+    """
+    f = _window("kaiser_window", lambda n: np.kaiser(n, beta))
+    return f(window_length, periodic, dtype=dtype, requires_grad=requires_grad)
+
+
+def logspace(start: Any, end: Any, steps: _int, base: _float = 10.0, *, dtype: Any = None, layout: Any = None,
+             device: Any = None, requires_grad: _bool = False, out: Any = None) -> Tensor:
+    """base ** linspace(start, end, steps), as ``torch.logspace``.
+
+    >>> import duograd as dg
+    >>> dg.logspace(0, 2, 3).tolist()
+    [1.0, 10.0, 100.0]
+    """
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    dt = np.dtype(_tensor.get_default_dtype()) if dtype is None else np.dtype(_tensor.tensor([], dtype=dtype).dtype)
+    v = np.power(base, np.linspace(float(start), float(end), steps))
+    t = _wrap(v.astype(dt))
+    if requires_grad:
+        t.requires_grad_(True)
+    return _out(t, out, "logspace")
+
+
+def scalar_tensor(s: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  pin_memory: _bool = False, requires_grad: _bool = False) -> Tensor:
+    """A 0-d tensor of the default float dtype (or ``dtype``), as ``torch.scalar_tensor``.
+
+    >>> import duograd as dg
+    >>> dg.scalar_tensor(3).dtype
+    torch.float64
+    """
+    return _tensor.tensor(float(s) if dtype is None else s, dtype=dtype or _tensor.get_default_dtype(),
+                          requires_grad=requires_grad)
+
+
+def broadcast_shapes(*shapes: Any) -> Any:
+    """The shape the given shapes broadcast to, as ``torch.broadcast_shapes``.
+
+    >>> import duograd as dg
+    >>> dg.broadcast_shapes((2, 1), (3,))
+    torch.Size([2, 3])
+    """
+    try:
+        s = np.broadcast_shapes(*[(x,) if isinstance(x, int) else tuple(x) for x in shapes])
+    except ValueError as e:
+        raise RuntimeError(f"Shape mismatch: objects cannot be broadcast to a single shape ({e})") from None
+    return _tensor.Size(s)
+
+
+def broadcast_tensors(*tensors: Any) -> tuple[Tensor, ...]:
+    """The tensors expanded to their common shape, as ``torch.broadcast_tensors``.
+
+    >>> import duograd as dg
+    >>> [t.shape for t in dg.broadcast_tensors(dg.ones(2, 1), dg.ones(3))]
+    [torch.Size([2, 3]), torch.Size([2, 3])]
+    """
+    ts = [_t(t, "broadcast_tensors") for t in tensors]
+    try:
+        s = np.broadcast_shapes(*[t.shape for t in ts])
+    except ValueError:
+        raise RuntimeError("The size of tensors do not match at a non-singleton dimension: "
+                           f"{[list(t.shape) for t in ts]}") from None
+    return tuple(t.expand(*s) for t in ts)
+
+
+def promote_types(type1: Any, type2: Any) -> Any:
+    """The dtype of the smallest size and kind both promote to, as ``torch.promote_types``.
+
+    >>> import duograd as dg
+    >>> dg.promote_types(dg.int32, dg.float32)
+    torch.float32
+    """
+    return np.promote_types(np.dtype(type1), np.dtype(type2))
+
+
+def can_cast(from_: Any, to: Any) -> _bool:
+    """Whether torch's casting rules allow ``from_`` to ``to`` (no float to int, no to bool):
+    as ``torch.can_cast``.
+
+    >>> import duograd as dg
+    >>> dg.can_cast(dg.float64, dg.int32), dg.can_cast(dg.int32, dg.float32)
+    (False, True)
+    """
+    a, b = np.dtype(from_), np.dtype(to)
+    order = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+    return order[a.kind] <= order[b.kind]
+
+
+def is_same_size(input: Tensor, other: Tensor) -> _bool:  # noqa: A002
+    """Whether the two shapes are equal, as ``torch.is_same_size``.
+
+    >>> import duograd as dg
+    >>> dg.is_same_size(dg.ones(2), dg.zeros(2))
+    True
+    """
+    return tuple(input.shape) == tuple(other.shape)
+
+
+def typename(obj: Any) -> str:
+    """torch's type name ("torch.DoubleTensor", ...) of a tensor, or the type's qualified name.
+
+    >>> import duograd as dg
+    >>> dg.typename(dg.ones(1))
+    'torch.DoubleTensor'
+    """
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    return (module + "." if module not in ("builtins", None) else "") + type(obj).__qualname__
+
+
+# ====================================================================== copies of the views
+
+
+def _copy_of(name: str, view: Any) -> Any:
+    def fn(input: Any, *args: Any, out: Any = None, **kw: Any) -> Any:  # noqa: A002
+        r = view(_t(input, name), *args, **kw)
+        r = tuple(v.clone() for v in r) if isinstance(r, (tuple, list)) else r.clone()
+        return _out(r, out, name)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``torch.{name}``: a copy of the view, not sharing memory.\n\n    >>> import duograd as dg\n"
+                  f"    >>> dg.{name} is not None\n    True\n")
+    return fn
+
+
+COPIES = {
+    "alias_copy": lambda x: x[...],
+    "detach_copy": lambda x: x.detach(),
+    "diagonal_copy": lambda x, offset=0, dim1=0, dim2=1: x.diagonal(offset, dim1, dim2),
+    "expand_copy": lambda x, size, *, implicit=False: x.expand(*size),
+    "permute_copy": lambda x, dims: x.permute(*dims),
+    "select_copy": lambda x, dim, index: x.select(dim, index),
+    "slice_copy": lambda x, dim=0, start=None, end=None, step=1: x[(slice(None),) * (dim % x.ndim) +
+                                                                    (slice(start, end, step),)],
+    "split_copy": lambda x, split_size, dim=0: x.split(split_size, dim),
+    "split_with_sizes_copy": lambda x, split_sizes, dim=0: split_with_sizes(x, split_sizes, dim),
+    "squeeze_copy": lambda x, dim=None: x.squeeze() if dim is None else x.squeeze(dim),
+    "t_copy": lambda x: x.t(),
+    "transpose_copy": lambda x, dim0, dim1: x.transpose(dim0, dim1),
+    "unbind_copy": lambda x, dim=0: x.unbind(dim),
+    "unfold_copy": lambda x, dimension, size, step: x.unfold(dimension, size, step),
+    "unsqueeze_copy": lambda x, dim: x.unsqueeze(dim),
+    "view_copy": lambda x, size: x.view(*size) if isinstance(size, (list, tuple)) else x.view(size),
+    "as_strided_copy": lambda x, size, stride, storage_offset=None: as_strided(x, size, stride, storage_offset),
+}
+
+
+def narrow_copy(input: Any, dim: _int, start: _int, length: _int, *, out: Any = None) -> Tensor:  # noqa: A002
+    """``torch.narrow_copy``: a copy of ``narrow``.
+
+    >>> import duograd as dg
+    >>> dg.narrow_copy(dg.arange(4), 0, 1, 2).tolist()
+    [1, 2]
+    """
+    from .tensor_api import narrow  # noqa: PLC0415
+    return _out(narrow(input, dim, start, length).clone(), out, "narrow_copy")
+
+
+def as_strided(input: Any, size: Sequence[int], stride: Sequence[int], storage_offset: Any = None) -> Tensor:  # noqa: A002
+    """The elements of ``input``'s row-major memory at ``offset + sum(i_k * stride_k)``, shaped
+    ``size``, as ``torch.as_strided`` of a contiguous tensor (a gather: differentiable; the
+    result does not share memory).
+
+    >>> import duograd as dg
+    >>> dg.as_strided(dg.arange(6.0), (2, 2), (1, 2)).tolist()
+    [[0.0, 2.0], [1.0, 3.0]]
+    """
+    x = _t(input, "as_strided")
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(f"mismatch in length of strides and shape")
+    off = int(storage_offset or 0)
+    idx = np.full(size, off, dtype=np.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        shape = [1] * len(size)
+        shape[k] = n
+        idx = idx + (np.arange(n) * s).reshape(shape)
+    if idx.size and (idx.max() >= x._data.size or idx.min() < 0):
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {off} "
+                           f"requiring a storage size of {int(idx.max()) + 1} are out of bounds for storage "
+                           f"of size {x._data.size}")
+    return x.reshape(-1)[_wrap(idx)] if idx.size else _wrap(np.zeros(size, x.dtype))
+
+
+# ====================================================================== configuration
+
+_STATE: dict[str, Any] = {"warn_always": False, "debug_mode": 0, "default_device": "cpu", "flush": False}
+
+
+def is_warn_always_enabled() -> _bool:
+    """Whether ``set_warn_always(True)`` is on (as torch's flag).
+
+    >>> import duograd as dg
+    >>> dg.is_warn_always_enabled()
+    False
+    """
+    return _STATE["warn_always"]
+
+
+def set_warn_always(b: _bool) -> None:
+    """Record torch's warn-always flag (duograd warns as Python does either way).
+
+    >>> import duograd as dg
+    >>> dg.set_warn_always(False)
+    """
+    _STATE["warn_always"] = bool(b)
+
+
+def get_deterministic_debug_mode() -> _int:
+    """0, 1 or 2 as last set (duograd is deterministic).
+
+    >>> import duograd as dg
+    >>> dg.get_deterministic_debug_mode()
+    0
+    """
+    return _STATE["debug_mode"]
+
+
+def set_deterministic_debug_mode(debug_mode: Any) -> None:
+    """Record the mode ("default"/0, "warn"/1, "error"/2), as torch's.
+
+    >>> import duograd as dg
+    >>> dg.set_deterministic_debug_mode("default")
+    """
+    modes = {"default": 0, "warn": 1, "error": 2}
+    if isinstance(debug_mode, str):
+        if debug_mode not in modes:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, "
+                               f"but got {debug_mode}")
+        debug_mode = modes[debug_mode]
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    _STATE["debug_mode"] = debug_mode
+
+
+def get_default_device() -> Any:
+    """The default device: the CPU.
+
+    >>> import duograd as dg
+    >>> dg.get_default_device()
+    device(type='cpu')
+    """
+    return _tensor.device("cpu")
+
+
+def set_default_device(device: Any) -> None:
+    """Only the CPU (or None) is accepted, as on a machine without a GPU.
+
+    >>> import duograd as dg
+    >>> dg.set_default_device("cpu")
+    """
+    if device is not None:
+        _tensor._check_device(device)
+
+
+def set_flush_denormal(mode: _bool) -> _bool:
+    """False: NumPy does not flush denormals (torch returns whether it could).
+
+    >>> import duograd as dg
+    >>> dg.set_flush_denormal(False)
+    False
+    """
+    return False
+
+
+def is_anomaly_enabled() -> _bool:
+    """Whether ``detect_anomaly`` is active.
+
+    >>> import duograd as dg
+    >>> dg.is_anomaly_enabled()
+    False
+    """
+    from . import _context  # noqa: PLC0415
+    return bool(getattr(_context, "anomaly", False))
+
+
+def is_anomaly_check_nan_enabled() -> _bool:
+    """Whether anomaly mode checks for NaN (it does when enabled).
+
+    >>> import duograd as dg
+    >>> dg.is_anomaly_check_nan_enabled()
+    False
+    """
+    return is_anomaly_enabled()
+
+
+# ====================================================================== the torch.* spellings of methods
+
+_INPLACE_TORCH = (
+    "abs_ acos_ acosh_ addmv_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ "
+    "atanh_ ceil_ clamp_ clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ detach_ erf_ erfc_ exp2_ exp_ "
+    "expm1_ fill_ fix_ floor_ frac_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ rad2deg_ "
+    "reciprocal_ relu_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_ "
+    "gcd_ lcm_ ldexp_ index_put_"
+).split()
+_METHOD_TORCH = "adjoint bitwise_and bitwise_not bitwise_or bitwise_xor get_device is_signed permute".split()
+
+
+def _delegate(name: str) -> Any:
+    def fn(input: Tensor, *args: Any, **kw: Any) -> Any:  # noqa: A002
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+        return getattr(input, name)(*args, **kw)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``."
+    return fn
+
+
+TORCH: dict[str, Any] = {
+    "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,
+    "atleast_1d": atleast_1d, "atleast_2d": atleast_2d, "atleast_3d": atleast_3d, "hstack": hstack,
+    "vstack": vstack, "row_stack": row_stack, "dstack": dstack, "column_stack": column_stack,
+    "block_diag": block_diag, "cartesian_prod": cartesian_prod, "combinations": combinations,
+    "fliplr": fliplr, "flipud": flipud, "rot90": rot90, "diagflat": diagflat, "msort": msort,
+    "select_scatter": select_scatter, "slice_scatter": slice_scatter, "diagonal_scatter": diagonal_scatter,
+    "index_put": index_put, "masked_scatter": masked_scatter, "quantile": quantile,
+    "nanquantile": nanquantile, "nanmedian": nanmedian, "cov": cov, "corrcoef": corrcoef,
+    "histogram": histogram, "renorm": renorm, "cdist": cdist, "pdist": pdist, "float_power": float_power,
+    "logaddexp2": logaddexp2, "ldexp": ldexp, "frexp": frexp, "gcd": gcd, "lcm": lcm,
+    "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+    "nextafter": nextafter, "isposinf": isposinf, "isneginf": isneginf, "isreal": isreal, "isin": isin,
+    "unique_consecutive": unique_consecutive, "bartlett_window": bartlett_window,
+    "blackman_window": blackman_window, "hann_window": hann_window, "hamming_window": hamming_window,
+    "kaiser_window": kaiser_window, "logspace": logspace, "scalar_tensor": scalar_tensor,
+    "broadcast_shapes": broadcast_shapes, "broadcast_tensors": broadcast_tensors,
+    "can_cast": can_cast, "is_same_size": is_same_size, "typename": typename, "promote_types": promote_types,
+    "narrow_copy": narrow_copy, "as_strided": as_strided, "is_warn_always_enabled": is_warn_always_enabled,
+    "set_warn_always": set_warn_always, "get_deterministic_debug_mode": get_deterministic_debug_mode,
+    "set_deterministic_debug_mode": set_deterministic_debug_mode, "get_default_device": get_default_device,
+    "set_default_device": set_default_device, "set_flush_denormal": set_flush_denormal,
+    "is_anomaly_enabled": is_anomaly_enabled, "is_anomaly_check_nan_enabled": is_anomaly_check_nan_enabled,
+}
+for _n, _v in COPIES.items():
+    TORCH[_n] = _copy_of(_n, _v)
+for _n in _INPLACE_TORCH + _METHOD_TORCH:
+    TORCH[_n] = _delegate(_n)
+
+
+def _m(fn: Any) -> Any:
+    return fn
+
+
+METHODS: dict[str, Any] = {
+    "tensor_split": tensor_split, "hsplit": hsplit, "vsplit": vsplit, "dsplit": dsplit,
+    "split_with_sizes": split_with_sizes, "unsafe_split": unsafe_split,
+    "unsafe_split_with_sizes": unsafe_split_with_sizes, "unsafe_chunk": unsafe_chunk,
+    "fliplr": fliplr, "flipud": flipud, "rot90": rot90, "diagflat": diagflat, "msort": msort,
+    "select_scatter": select_scatter, "slice_scatter": slice_scatter, "diagonal_scatter": diagonal_scatter,
+    "index_put": index_put, "index_put_": index_put_, "masked_scatter": masked_scatter,
+    "masked_scatter_": masked_scatter_, "quantile": quantile, "nanquantile": nanquantile,
+    "nanmedian": nanmedian, "corrcoef": corrcoef, "histogram": histogram, "renorm": renorm,
+    "float_power": float_power, "logaddexp2": logaddexp2, "ldexp": ldexp, "frexp": frexp, "gcd": gcd,
+    "lcm": lcm, "bitwise_left_shift": bitwise_left_shift, "bitwise_right_shift": bitwise_right_shift,
+    "nextafter": nextafter, "isposinf": isposinf, "isneginf": isneginf, "isreal": isreal,
+    "unique_consecutive": unique_consecutive, "narrow_copy": narrow_copy, "as_strided": as_strided,
+    "is_same_size": is_same_size,
+}
+
+
+def _cov_method(self: Tensor, *, correction: _int = 1, fweights: Any = None, aweights: Any = None) -> Tensor:
+    return cov(self, correction=correction, fweights=fweights, aweights=aweights)
+
+
+METHODS["cov"] = _cov_method
+_TWINS = ("float_power", "ldexp", "gcd", "lcm", "bitwise_left_shift", "bitwise_right_shift", "nextafter",
+          "renorm")
+
+
+def install(namespace: dict) -> None:
+    """Bind the names above onto ``namespace`` (``dg``) and the Tensor (with in-place twins)."""
+    from . import inplace  # noqa: PLC0415
+    for n, f in TORCH.items():
+        namespace[n] = f
+    for n, f in METHODS.items():
+        setattr(Tensor, n, f)
+    for n in _TWINS:
+        def method_(self: Tensor, *args: Any, _n: str = n, **kw: Any) -> Tensor:
+            return inplace.twin(self, _n, *args, **kw)
+        method_.__name__ = method_.__qualname__ = n + "_"
+        method_.__doc__ = f"In place: ``t`` becomes ``t.{n}(...)``, as torch's ``Tensor.{n}_``."
+        setattr(Tensor, n + "_", method_)
+    for n in ("gcd_", "lcm_", "ldexp_"):
+        namespace[n] = _delegate(n)
