@@ -128,6 +128,7 @@ special.install(globals())
 __all__ += sorted(special.TORCH) + ["special", "sinc_", "i0_"]
 from . import more_ops as _more_ops  # noqa: E402
 _more_ops.install(globals())
+_more_ops.install_extra(globals())
 __all__ += sorted(_more_ops.TORCH)
 
 # branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and

@@ -1544,3 +1544,451 @@ def install(namespace: dict) -> None:
         setattr(Tensor, n + "_", method_)
     for n in ("gcd_", "lcm_", "ldexp_"):
         namespace[n] = _delegate(n)
+
+
+# ====================================================================== Tensor-only: shape-changing in-place ops
+
+
+def _sq_dims(x: Tensor, dim: Any) -> tuple[int, ...]:
+    if dim is None:
+        return tuple(i for i, n in enumerate(x.shape) if n == 1)
+    dims = dim if isinstance(dim, (tuple, list)) else (dim,)
+    return tuple(i for i in (_d(x, d, "squeeze_") for d in dims) if x.shape[i] == 1)
+
+
+def t_(self: Tensor) -> Tensor:
+    """In place ``t()``: ``self`` becomes its transpose (at most 2 dims); returns ``self``.
+
+    >>> import duograd as dg
+    >>> dg.ones(2, 3).t_().shape
+    torch.Size([3, 2])
+    """
+    from .inplace import write_shape  # noqa: PLC0415
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return write_shape(self, lambda a: a.T, lambda s: s.t(), name="t_")
+
+
+def transpose_(self: Tensor, dim0: _int, dim1: _int) -> Tensor:
+    """In place ``transpose(dim0, dim1)``; returns ``self``.
+
+    >>> import duograd as dg
+    >>> dg.ones(2, 3, 4).transpose_(0, 2).shape
+    torch.Size([4, 3, 2])
+    """
+    from .inplace import write_shape  # noqa: PLC0415
+    a, b = _d(self, dim0, "transpose_"), _d(self, dim1, "transpose_")
+    return write_shape(self, lambda x: np.swapaxes(x, a, b), lambda s: s.transpose(a, b), name="transpose_")
+
+
+def swapaxes_(self: Tensor, axis0: _int, axis1: _int) -> Tensor:
+    """In place ``swapaxes``; returns ``self``.
+
+    >>> import duograd as dg
+    >>> dg.ones(2, 3).swapaxes_(0, 1).shape
+    torch.Size([3, 2])
+    """
+    return transpose_(self, axis0, axis1)
+
+
+def swapdims_(self: Tensor, dim0: _int, dim1: _int) -> Tensor:
+    """In place ``swapdims``; returns ``self``.
+
+    >>> import duograd as dg
+    >>> dg.ones(2, 3).swapdims_(0, 1).shape
+    torch.Size([3, 2])
+    """
+    return transpose_(self, dim0, dim1)
+
+
+def squeeze_(self: Tensor, dim: Any = None) -> Tensor:
+    """In place ``squeeze(dim)``; returns ``self``.
+
+    >>> import duograd as dg
+    >>> dg.ones(1, 3, 1).squeeze_().shape
+    torch.Size([3])
+    """
+    from .inplace import write_shape  # noqa: PLC0415
+    dims = _sq_dims(self, dim)
+    shape = tuple(n for i, n in enumerate(self.shape) if i not in dims)
+    return write_shape(self, lambda a: a.reshape(shape), lambda s: s.reshape(shape), name="squeeze_")
+
+
+def unsqueeze_(self: Tensor, dim: _int) -> Tensor:
+    """In place ``unsqueeze(dim)``; returns ``self``.
+
+    >>> import duograd as dg
+    >>> dg.ones(3).unsqueeze_(0).shape
+    torch.Size([1, 3])
+    """
+    from .inplace import write_shape  # noqa: PLC0415
+    d = indexing.dim_index(dim, self.ndim + 1, "unsqueeze_", self.shape)
+    return write_shape(self, lambda a: np.expand_dims(a, d), lambda s: ops.unsqueeze(s, d), name="unsqueeze_")
+
+
+def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
+    """Give ``self`` the shape ``sizes``, keeping its first elements in row-major order (new
+    ones are zero here; torch leaves them uninitialised); not for tensors that require grad,
+    as torch.
+
+    >>> import duograd as dg
+    >>> dg.arange(6).resize_(2, 2).tolist()
+    [[0, 1], [2, 3]]
+    """
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list, _tensor.Size)):
+        sizes = tuple(sizes[0])
+    shape = tuple(int(s) for s in sizes)
+    if any(s < 0 for s in shape):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {list(shape)}")
+    if self.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    n = int(np.prod(shape))
+    if n == self._data.size:
+        self._data = self._data.reshape(shape)
+    else:
+        new = np.zeros(shape, self.dtype)
+        flat = self._data.reshape(-1)
+        k = builtins.min(n, flat.size)
+        new.reshape(-1)[:k] = flat[:k]
+        self._data = new
+    from . import _versions  # noqa: PLC0415
+    _versions.bump(self._data, recorded=False)
+    return self
+
+
+def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
+    """``resize_`` to ``the_template``'s shape.
+
+    >>> import duograd as dg
+    >>> dg.zeros(4).resize_as_(dg.zeros(2, 2)).shape
+    torch.Size([2, 2])
+    """
+    return resize_(self, tuple(the_template.shape))
+
+
+def resize(self: Tensor, *sizes: Any) -> Tensor:
+    """A resized copy (``Tensor.resize``, deprecated in torch).
+
+    >>> import duograd as dg
+    >>> dg.arange(4).resize(2, 2).shape
+    torch.Size([2, 2])
+    """
+    return resize_(self.detach().clone(), *sizes)
+
+
+def resize_as(self: Tensor, tensor: Tensor) -> Tensor:
+    """A copy resized to ``tensor``'s shape.
+
+    >>> import duograd as dg
+    >>> dg.arange(4).resize_as(dg.zeros(2, 2)).shape
+    torch.Size([2, 2])
+    """
+    return resize(self, *tensor.shape)
+
+
+# ====================================================================== Tensor-only: real-tensor identities
+
+
+def _H(self: Tensor) -> Tensor:  # noqa: N802
+    if self.ndim not in (0, 2):
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {self.ndim}-D tensor.")
+    return self.t() if self.ndim == 2 else self
+
+
+def conj(input: Tensor) -> Tensor:  # noqa: A002
+    """The conjugate: a real tensor itself, as ``torch.conj``.
+
+    >>> import duograd as dg
+    >>> x = dg.ones(2); dg.conj(x) is x
+    True
+    """
+    return input
+
+
+def conj_physical(input: Tensor, *, out: Any = None) -> Tensor:  # noqa: A002
+    """A copy of a real tensor (its conjugate), as ``torch.conj_physical``.
+
+    >>> import duograd as dg
+    >>> dg.conj_physical(dg.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    return _out(ops.clone_p(_t(input, "conj_physical")), out, "conj_physical")
+
+
+def real(input: Tensor) -> Tensor:  # noqa: A002
+    """The real part: a real tensor itself, as ``torch.real``.
+
+    >>> import duograd as dg
+    >>> dg.real(dg.ones(2)).tolist()
+    [1.0, 1.0]
+    """
+    return input
+
+
+def imag(input: Tensor) -> Tensor:  # noqa: A002
+    """torch's error: ``imag`` is not implemented for real tensors.
+
+    >>> import duograd as dg
+    >>> try:
+    ...     dg.imag(dg.ones(2))
+    ... except RuntimeError as e:
+    ...     print("real" in str(e))
+    True
+    """
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+def angle(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The argument of each element: pi where negative, 0 otherwise (NaN kept), as
+    ``torch.angle`` of a real tensor (no gradient but zero).
+
+    >>> import duograd as dg
+    >>> dg.angle(dg.tensor([-2.0, 3.0])).tolist()
+    [3.141592653589793, 0.0]
+    """
+    x = _t(input, "angle")
+    if x.dtype.kind != "f":
+        x = ops.cast_p(x, dtype=np.dtype(_tensor.get_default_dtype()))
+    return _out(ops.where_p(ops.less_p(x, 0.0), np.asarray(math.pi, x.dtype), x * 0), out, "angle")
+
+
+def _false(self: Any) -> _bool:
+    return False
+
+
+def is_conj(input: Tensor) -> _bool:  # noqa: A002
+    """False: a real tensor has no conjugate bit.
+
+    >>> import duograd as dg
+    >>> dg.is_conj(dg.ones(1))
+    False
+    """
+    return False
+
+
+def is_neg(input: Tensor) -> _bool:  # noqa: A002
+    """False: duograd has no lazy negation bit.
+
+    >>> import duograd as dg
+    >>> dg.is_neg(dg.ones(1))
+    False
+    """
+    return False
+
+
+def is_inference(input: Tensor) -> _bool:  # noqa: A002
+    """False: duograd's tensors made in ``inference_mode`` are ordinary tensors.
+
+    >>> import duograd as dg
+    >>> dg.is_inference(dg.ones(1))
+    False
+    """
+    return False
+
+
+def is_distributed(input: Tensor) -> _bool:  # noqa: A002
+    """False (one process).
+
+    >>> import duograd as dg
+    >>> dg.is_distributed(dg.ones(1))
+    False
+    """
+    return False
+
+
+def resolve_conj(input: Tensor) -> Tensor:  # noqa: A002
+    """The tensor itself (no conjugate bit).
+
+    >>> import duograd as dg
+    >>> dg.resolve_conj(dg.ones(1)).tolist()
+    [1.0]
+    """
+    return input
+
+
+def resolve_neg(input: Tensor) -> Tensor:  # noqa: A002
+    """The tensor itself (no negation bit).
+
+    >>> import duograd as dg
+    >>> dg.resolve_neg(dg.ones(1)).tolist()
+    [1.0]
+    """
+    return input
+
+
+def _cast(dtype: Any, name: str) -> Any:
+    def fn(self: Tensor, memory_format: Any = None) -> Tensor:
+        return self.to(dtype)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``self.to({np.dtype(dtype).name})``, as torch's ``Tensor.{name}``."
+    return fn
+
+
+def _is_set_to(self: Tensor, tensor: Tensor) -> _bool:
+    return self._data is tensor._data or (self._data.__array_interface__ == tensor._data.__array_interface__)
+
+
+def _apply_(self: Tensor, callable: Any) -> Tensor:  # noqa: A002
+    """Apply a Python function to each element in place (CPU only, no gradient), as torch's."""
+    from .inplace import write  # noqa: PLC0415
+    vals = np.vectorize(callable, otypes=[self.dtype])(self._data) if self._data.size else self._data.copy()
+    with _no_grad():
+        return write(self, lambda t: _wrap(np.asarray(vals, self.dtype)), name="apply_")
+
+
+def _map_(self: Tensor, tensor: Tensor, callable: Any) -> Tensor:  # noqa: A002
+    """``self[i] = callable(self[i], tensor[i])`` in place (broadcasting ``tensor``), as torch's."""
+    from .inplace import write  # noqa: PLC0415
+    other = np.broadcast_to(tensor._data, self.shape)
+    vals = np.vectorize(callable, otypes=[self.dtype])(self._data, other) if self._data.size else self._data.copy()
+    with _no_grad():
+        return write(self, lambda t: _wrap(np.asarray(vals, self.dtype)), name="map_")
+
+
+def _map2_(self: Tensor, x: Tensor, y: Tensor, callable: Any) -> Tensor:  # noqa: A002
+    from .inplace import write  # noqa: PLC0415
+    a, b = np.broadcast_to(x._data, self.shape), np.broadcast_to(y._data, self.shape)
+    vals = np.vectorize(callable, otypes=[self.dtype])(self._data, a, b) if self._data.size else self._data.copy()
+    with _no_grad():
+        return write(self, lambda t: _wrap(np.asarray(vals, self.dtype)), name="map2_")
+
+
+def _no_grad() -> Any:
+    from .autograd import no_grad  # noqa: PLC0415
+    return no_grad()
+
+
+def _hardshrink(input: Any, lambd: _float = 0.5) -> Tensor:  # noqa: A002
+    """x where |x| > lambd, else 0, as ``torch.hardshrink``."""
+    x = _t(input, "hardshrink")
+    return ops.where_p(ops.greater_p(ops.abs_p(x), lambd), x, x * 0)
+
+
+def _fill_diagonal_(self: Tensor, fill_value: Any, wrap: _bool = False) -> Tensor:
+    """Fill the main diagonal in place (all dims equal, or a tall matrix with ``wrap``), as torch's."""
+    from .inplace import setitem_p, write  # noqa: PLC0415
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    n = builtins.min(self.shape)
+    if self.ndim == 2 and wrap and self.shape[0] > self.shape[1] + 1:
+        rows = np.arange(self.shape[0])
+        rows = rows[rows % (self.shape[1] + 1) != self.shape[1]]
+        cols = np.arange(len(rows)) % self.shape[1]
+        idx = (rows, cols)
+    else:
+        idx = tuple(np.arange(n) for _ in range(self.ndim))
+    return write(self, lambda t: setitem_p(t, np.asarray(fill_value, self.dtype), index=idx, basic=False),
+                 name="fill_diagonal_")
+
+
+def _new(self: Tensor, *args: Any, **kw: Any) -> Tensor:
+    """``Tensor.new``: a tensor of ``self``'s dtype, from data or sizes (torch's legacy form)."""
+    dtype = kw.pop("dtype", None) or self.dtype
+    kw.pop("device", None)
+    if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        a = args[0]
+        if isinstance(a, _tensor.Size):
+            return _wrap(np.zeros(tuple(a), dtype))
+        return _tensor.tensor(a, dtype=dtype)
+    return _wrap(np.zeros(tuple(int(s) for s in args), dtype))
+
+
+def _new_empty_strided(self: Tensor, size: Any, stride: Any, *, dtype: Any = None, device: Any = None,
+                       requires_grad: _bool = False, layout: Any = None, pin_memory: _bool = False) -> Tensor:
+    t = _wrap(np.zeros(tuple(size), dtype or self.dtype))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _dim_order(self: Tensor, *, ambiguity_check: Any = False) -> tuple[int, ...]:
+    return tuple(range(self.ndim))
+
+
+def empty_strided(size: Any, stride: Any, *, dtype: Any = None, layout: Any = None, device: Any = None,
+                  requires_grad: _bool = False, pin_memory: _bool = False) -> Tensor:
+    """A zero-filled tensor of ``size`` (duograd's arrays are row-major; ``stride`` is accepted),
+    as ``torch.empty_strided``.
+
+    >>> import duograd as dg
+    >>> dg.empty_strided((2, 3), (3, 1)).shape
+    torch.Size([2, 3])
+    """
+    if device is not None:
+        _tensor._check_device(device)
+    t = _wrap(np.zeros(tuple(size), np.dtype(dtype or _tensor.get_default_dtype())))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def randint_like(input: Tensor, low: _int = 0, high: Any = None, *, dtype: Any = None, layout: Any = None,  # noqa: A002
+                 device: Any = None, requires_grad: _bool = False, memory_format: Any = None,
+                 generator: Any = None) -> Tensor:
+    """Random integers in [low, high) of ``input``'s shape and dtype, as ``torch.randint_like``.
+
+    >>> import duograd as dg
+    >>> dg.randint_like(dg.zeros(3), 5).shape
+    torch.Size([3])
+    """
+    from .random import randint  # noqa: PLC0415
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, generator=generator)
+
+
+def fill(input: Tensor, value: Any) -> Tensor:  # noqa: A002
+    """A tensor of ``input``'s shape and dtype filled with ``value`` (differentiable in a tensor
+    value), as ``torch.fill``.
+
+    >>> import duograd as dg
+    >>> dg.fill(dg.zeros(2), 3.0).tolist()
+    [3.0, 3.0]
+    """
+    from .inplace import assign_p  # noqa: PLC0415
+    v = value if isinstance(value, Tensor) else np.asarray(value, input.dtype)
+    return assign_p(input, v)
+
+
+EXTRA_METHODS: dict[str, Any] = {
+    "t_": t_, "transpose_": transpose_, "swapaxes_": swapaxes_, "swapdims_": swapdims_, "squeeze_": squeeze_,
+    "unsqueeze_": unsqueeze_, "resize_": resize_, "resize_as_": resize_as_, "resize": resize,
+    "resize_as": resize_as, "conj": conj, "conj_physical": conj_physical, "resolve_conj": resolve_conj,
+    "resolve_neg": resolve_neg, "is_conj": is_conj, "is_neg": is_neg, "is_inference": is_inference,
+    "is_distributed": is_distributed, "angle": angle, "is_set_to": _is_set_to, "apply_": _apply_,
+    "map_": _map_, "map2_": _map2_, "hardshrink": _hardshrink, "fill_diagonal_": _fill_diagonal_,
+    "new": _new, "new_empty_strided": _new_empty_strided, "dim_order": _dim_order,
+    "byte": _cast(np.uint8, "byte"), "char": _cast(np.int8, "char"), "short": _cast(np.int16, "short"),
+    "half": _cast(np.float16, "half"),
+}
+EXTRA_PROPERTIES: dict[str, Any] = {
+    "H": _H, "real": real, "mH": lambda self: self.transpose(-2, -1),
+    "output_nr": lambda self: 0, "layout": lambda self: "torch.strided", "name": lambda self: None,
+}
+EXTRA_TORCH: dict[str, Any] = {
+    "conj": conj, "conj_physical": conj_physical, "real": real, "imag": imag, "angle": angle,
+    "is_conj": is_conj, "is_neg": is_neg, "is_inference": is_inference, "is_distributed": is_distributed,
+    "resolve_conj": resolve_conj, "resolve_neg": resolve_neg, "hardshrink": _hardshrink,
+    "empty_strided": empty_strided, "randint_like": randint_like, "fill": fill,
+    "conj_physical_": _delegate("conj_physical_"), "fill_": _delegate("fill_"),
+}
+
+
+def _conj_physical_(self: Tensor) -> Tensor:
+    return self
+
+
+def install_extra(namespace: dict) -> None:
+    """The Tensor-only names above, and their torch.* spellings."""
+    for n, f in EXTRA_METHODS.items():
+        setattr(Tensor, n, f)
+    Tensor.conj_physical_ = _conj_physical_
+    for n, f in EXTRA_PROPERTIES.items():
+        if not isinstance(vars(Tensor).get(n), property) or n in ("H", "real"):
+            setattr(Tensor, n, property(f))
+    Tensor.imag = property(imag)
+    for n, f in EXTRA_TORCH.items():
+        namespace[n] = f
+    TORCH.update(EXTRA_TORCH)
