@@ -129,7 +129,8 @@ __all__ += sorted(special.TORCH) + ["special", "sinc_", "i0_"]
 from . import more_ops as _more_ops  # noqa: E402
 _more_ops.install(globals())
 _more_ops.install_extra(globals())
-__all__ += sorted(_more_ops.TORCH)
+_more_ops.install_more(globals())
+__all__ += sorted(_more_ops.TORCH)  # (the legacy constructors are classes: not in __all__)
 
 # branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and
 # torch's parameter names, ``axis=``, ``out=`` and the factory keywords on every public function

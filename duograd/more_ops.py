@@ -1432,7 +1432,7 @@ def is_anomaly_enabled() -> _bool:
     False
     """
     from . import _context  # noqa: PLC0415
-    return bool(getattr(_context, "anomaly", False))
+    return bool(_STATE.get("anomaly", False) or getattr(_context, "anomaly", False))
 
 
 def is_anomaly_check_nan_enabled() -> _bool:
@@ -1992,3 +1992,693 @@ def install_extra(namespace: dict) -> None:
     for n, f in EXTRA_TORCH.items():
         namespace[n] = f
     TORCH.update(EXTRA_TORCH)
+
+
+# ====================================================================== torch.* forms of nn.functional, and more
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Tensor:
+    """The sum of products over the last ``dims`` dims of a and the first of b (or the given
+    pairs of dim lists), as ``torch.tensordot``.
+
+    >>> import duograd as dg
+    >>> dg.tensordot(dg.ones(2, 3), dg.ones(3, 4), dims=1).shape
+    torch.Size([2, 4])
+    """
+    x, y = _t(a, "tensordot"), _t(b, "tensordot")
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(x.ndim - dims, x.ndim)), list(range(dims))
+    else:
+        da, db = list(dims[0]) if isinstance(dims[0], (list, tuple)) else [dims[0]], \
+            list(dims[1]) if isinstance(dims[1], (list, tuple)) else [dims[1]]
+    da = [_d(x, d, "tensordot") for d in da]
+    db = [_d(y, d, "tensordot") for d in db]
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    for i, j in zip(da, db):
+        if x.shape[i] != y.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {x.shape[i]} in dim {i}"
+                               f" and second has size {y.shape[j]} in dim {j}")
+    fa = [i for i in range(x.ndim) if i not in da]
+    fb = [j for j in range(y.ndim) if j not in db]
+    k = int(np.prod([x.shape[i] for i in da]))
+    xa = x.permute(*fa, *da).reshape(int(np.prod([x.shape[i] for i in fa])), k)
+    yb = y.permute(*db, *fb).reshape(k, int(np.prod([y.shape[j] for j in fb])))
+    r = (xa @ yb).reshape(*[x.shape[i] for i in fa], *[y.shape[j] for j in fb])
+    return _out(r, out, "tensordot")
+
+
+def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
+    """The coordinates of flat indices in ``shape`` (int64), as ``torch.unravel_index``.
+
+    >>> import duograd as dg
+    >>> [t.tolist() for t in dg.unravel_index(dg.tensor([4, 1]), (2, 3))]
+    [[1, 0], [1, 1]]
+    """
+    i = _t(indices, "unravel_index")
+    if i.dtype.kind not in "iu":
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {i.dtype}")
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    n = int(np.prod(shape))
+    if np.any((i._data < -n) | (i._data >= n)):
+        raise RuntimeError("'indices' must be in range [-prod(shape), prod(shape) - 1]")
+    return tuple(_wrap(c.astype(np.int64)) for c in np.unravel_index(i._data % builtins.max(n, 1), shape))
+
+
+def frobenius_norm(input: Any, dim: Any = (-2, -1), keepdim: _bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
+    """sqrt(sum x^2) over ``dim``, as ``torch.frobenius_norm``.
+
+    >>> import duograd as dg
+    >>> float(dg.frobenius_norm(dg.tensor([[3.0, 4.0]])))
+    5.0
+    """
+    from .linalg import vector_norm  # noqa: PLC0415
+    return _out(vector_norm(input, 2, dim, keepdim), out, "frobenius_norm")
+
+
+def nuclear_norm(input: Any, dim: Any = None, keepdim: _bool = False, *, out: Any = None) -> Tensor:  # noqa: A002
+    """The sum of the singular values (of the last two dims or ``dim``), as ``torch.nuclear_norm``.
+
+    >>> import duograd as dg
+    >>> float(dg.nuclear_norm(dg.tensor([[3.0, 0.0], [0.0, -2.0]])))
+    5.0
+    """
+    from .linalg_more import svdvals  # noqa: PLC0415
+    x = _t(input, "nuclear_norm")
+    if isinstance(dim, _bool):
+        dim, keepdim = None, dim
+    if x.ndim < 2:
+        raise RuntimeError(f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions.")
+    dims = (-2, -1) if dim is None else tuple(_d(x, d, "nuclear_norm") for d in dim)
+    xm = indexing.movedim(x, dims, (-2, -1))
+    r = ops.sum(svdvals(xm), -1)
+    if keepdim:
+        r = ops.unsqueeze(ops.unsqueeze(r, -1), -1)
+        r = indexing.movedim(r, (-2, -1), tuple(d % x.ndim for d in dims))
+    return _out(r, out, "nuclear_norm")
+
+
+def threshold(input: Any, threshold: _float, value: _float) -> Tensor:  # noqa: A002
+    """x where x > threshold, else ``value``, as ``torch.threshold``.
+
+    >>> import duograd as dg
+    >>> dg.threshold(dg.tensor([0.5, 2.0]), 1.0, -1.0).tolist()
+    [-1.0, 2.0]
+    """
+    x = _t(input, "threshold")
+    return ops.where_p(ops.greater_p(x, threshold), x, np.asarray(value, x.dtype))
+
+
+def threshold_(input: Tensor, threshold: _float, value: _float) -> Tensor:  # noqa: A002
+    """In place ``threshold``.
+
+    >>> import duograd as dg
+    >>> dg.threshold_(dg.tensor([0.5, 2.0]), 1.0, 0.0).tolist()
+    [0.0, 2.0]
+    """
+    from .inplace import write  # noqa: PLC0415
+    th = threshold
+    return write(input, lambda t: globals()["threshold"](t, th, value), name="threshold_")
+
+
+def rrelu(input: Any, lower: _float = 1.0 / 8, upper: _float = 1.0 / 3, training: _bool = False,  # noqa: A002
+          generator: Any = None) -> Tensor:
+    """Leaky ReLU with slope ``(lower + upper) / 2`` (training: a uniform random slope per
+    element), as ``torch.rrelu``.
+
+    >>> import duograd as dg
+    >>> dg.rrelu(dg.tensor([-1.0, 1.0]), 0.2, 0.4).tolist()
+    [-0.30000000000000004, 1.0]
+    """
+    x = _t(input, "rrelu")
+    if training:
+        from .random import as_rng  # noqa: PLC0415
+        slope = _wrap(as_rng(generator).uniform(lower, upper, x.shape).astype(x.dtype))
+    else:
+        slope = (lower + upper) / 2
+    return ops.where_p(ops.greater_equal_p(x, 0.0), x, x * slope)
+
+
+def rrelu_(input: Tensor, lower: _float = 1.0 / 8, upper: _float = 1.0 / 3, training: _bool = False,  # noqa: A002
+           generator: Any = None) -> Tensor:
+    """In place ``rrelu``.
+
+    >>> import duograd as dg
+    >>> dg.rrelu_(dg.tensor([-1.0]), 0.5, 0.5).tolist()
+    [-0.5]
+    """
+    from .inplace import write  # noqa: PLC0415
+    return write(input, lambda t: rrelu(t, lower, upper, training, generator), name="rrelu_")
+
+
+def _dropout_mask(x: Tensor, p: _float, feature: _bool, op: str) -> np.ndarray:
+    from .random import as_rng  # noqa: PLC0415
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    shape = x.shape
+    if feature:
+        if x.ndim < 2:
+            raise RuntimeError(f"{op}: Feature dropout requires at least 2 dimensions in the input")
+        shape = tuple(x.shape[:2]) + (1,) * (x.ndim - 2)
+    return (as_rng(None).random(shape) >= p).astype(x.dtype)
+
+
+def _dropout_impl(name: str, alpha: _bool, feature: _bool) -> Any:
+    def fn(input: Any, p: _float, train: _bool) -> Tensor:  # noqa: A002
+        x = _t(input, name)
+        if not train or p == 0:
+            return x.clone() if False else x
+        keep = _dropout_mask(x, p, feature, name)
+        if p == 1:
+            return x * 0
+        if not alpha:
+            return x * _wrap(keep / (1 - p))
+        a_ = 1.7580993408473766
+        a = 1.0 / math.sqrt((a_ * a_ * p + 1) * (1 - p))
+        b = (keep - 1) * (a_ * a) + a_ * a * p
+        return x * _wrap(keep * a) + _wrap(b.astype(x.dtype))
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``torch.{name}(input, p, train)``: identity unless ``train``.\n\n    >>> import duograd as dg\n"
+                  f"    >>> dg.{name}(dg.ones(2, 2), 0.5, False).tolist()\n    [[1.0, 1.0], [1.0, 1.0]]\n")
+
+    def fn_(input: Tensor, p: _float, train: _bool) -> Tensor:  # noqa: A002
+        from .inplace import write  # noqa: PLC0415
+        return write(input, lambda t: fn(t, p, train), name=name + "_")
+    fn_.__name__ = fn_.__qualname__ = name + "_"
+    fn_.__doc__ = f"In place ``{name}``."
+    return fn, fn_
+
+
+dropout, dropout_ = _dropout_impl("dropout", False, False)
+alpha_dropout, alpha_dropout_ = _dropout_impl("alpha_dropout", True, False)
+feature_dropout, feature_dropout_ = _dropout_impl("feature_dropout", False, True)
+feature_alpha_dropout, feature_alpha_dropout_ = _dropout_impl("feature_alpha_dropout", True, True)
+
+
+def _F() -> Any:  # noqa: N802
+    from .nn import functional  # noqa: PLC0415
+    return functional
+
+
+def layer_norm(input: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: _float = 1e-05,  # noqa: A002
+               cudnn_enable: _bool = True) -> Tensor:
+    """``torch.layer_norm``: ``F.layer_norm``.
+
+    >>> import duograd as dg
+    >>> dg.layer_norm(dg.tensor([[1.0, 3.0]]), [2]).tolist()
+    [[-0.9999950000374997, 0.9999950000374997]]
+    """
+    return _F().layer_norm(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input: Any, num_groups: _int, weight: Any = None, bias: Any = None, eps: _float = 1e-05,  # noqa: A002
+               cudnn_enabled: _bool = True) -> Tensor:
+    """``torch.group_norm``: ``F.group_norm``.
+
+    >>> import duograd as dg
+    >>> dg.group_norm(dg.ones(1, 2, 2), 1).shape
+    torch.Size([1, 2, 2])
+    """
+    return _F().group_norm(input, num_groups, weight, bias, eps)
+
+
+def batch_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any, training: _bool,  # noqa: A002
+               momentum: _float, eps: _float, cudnn_enabled: _bool) -> Tensor:
+    """``torch.batch_norm`` (torch's positional order): ``F.batch_norm``.
+
+    >>> import duograd as dg
+    >>> dg.batch_norm(dg.tensor([[1.0], [3.0]]), None, None, None, None, True, 0.1, 1e-5, False).tolist()
+    [[-0.9999950000374997], [0.9999950000374997]]
+    """
+    return _F().batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input: Any, weight: Any, bias: Any, running_mean: Any, running_var: Any,  # noqa: A002
+                  use_input_stats: _bool, momentum: _float, eps: _float, cudnn_enabled: _bool) -> Tensor:
+    """``torch.instance_norm``: each (sample, channel) normalised over its spatial dims.
+
+    >>> import duograd as dg
+    >>> dg.instance_norm(dg.tensor([[[1.0, 3.0]]]), None, None, None, None, True, 0.1, 1e-5, False).tolist()
+    [[[-0.9999950000374997, 0.9999950000374997]]]
+    """
+    x = _t(input, "instance_norm")
+    dims = tuple(range(2, x.ndim))
+    if use_input_stats or running_mean is None:
+        mean = ops.mean(x, dims, True)
+        var = ops.var(x, dims, keepdim=True, correction=0)
+    else:
+        shape = (1, -1) + (1,) * (x.ndim - 2)
+        mean, var = running_mean.reshape(*shape), running_var.reshape(*shape)
+    y = (x - mean) / ops.sqrt(var + eps)
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        y = y * weight.reshape(*shape)
+    if bias is not None:
+        y = y + bias.reshape(*shape)
+    return y
+
+
+def embedding(weight: Any, indices: Any, padding_idx: _int = -1, scale_grad_by_freq: _bool = False,
+              sparse: _bool = False) -> Tensor:
+    """``torch.embedding(weight, indices)``: the rows of ``weight``.
+
+    >>> import duograd as dg
+    >>> dg.embedding(dg.eye(3), dg.tensor([2])).tolist()
+    [[0.0, 0.0, 1.0]]
+    """
+    return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx)
+
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduce(loss: Tensor, reduction: _int) -> Tensor:
+    r = _REDUCTIONS[int(reduction)] if not isinstance(reduction, str) else reduction
+    return loss if r == "none" else ops.mean(loss) if r == "mean" else ops.sum(loss)
+
+
+def kl_div(input: Any, target: Any, reduction: _int = 1, *, log_target: _bool = False) -> Tensor:  # noqa: A002
+    """``torch.kl_div`` (an integer reduction: 0 none, 1 mean, 2 sum).
+
+    >>> import duograd as dg
+    >>> float(dg.kl_div(dg.tensor([0.0]), dg.tensor([1.0])))
+    0.0
+    """
+    return _F().kl_div(input, target, reduction=_REDUCTIONS[int(reduction)], log_target=log_target)
+
+
+def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None, pos_weight: Any = None,  # noqa: A002
+                                     reduction: _int = 1) -> Tensor:
+    """``torch.binary_cross_entropy_with_logits`` (an integer reduction).
+
+    >>> import duograd as dg
+    >>> round(float(dg.binary_cross_entropy_with_logits(dg.tensor([0.0]), dg.tensor([1.0]))), 6)
+    0.693147
+    """
+    return _F().binary_cross_entropy_with_logits(input, target, weight, reduction=_REDUCTIONS[int(reduction)],
+                                                 pos_weight=pos_weight)
+
+
+def pairwise_distance(x1: Any, x2: Any, p: _float = 2.0, eps: _float = 1e-06, keepdim: _bool = False) -> Tensor:
+    """The p-norm of x1 - x2 + eps over the last dim, as ``torch.pairwise_distance``.
+
+    >>> import duograd as dg
+    >>> dg.pairwise_distance(dg.tensor([[0.0, 0.0]]), dg.tensor([[3.0, 4.0]]), eps=0.0).tolist()
+    [5.0]
+    """
+    from .linalg import vector_norm  # noqa: PLC0415
+    a, b = _t(x1, "pairwise_distance"), _t(x2, "pairwise_distance")
+    return vector_norm(a - b + eps, p, -1, keepdim)
+
+
+def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: _float = 0.0, reduction: _int = 1) -> Tensor:
+    """max(0, -target (x1 - x2) + margin), reduced, as ``torch.margin_ranking_loss``.
+
+    >>> import duograd as dg
+    >>> float(dg.margin_ranking_loss(dg.tensor([1.0]), dg.tensor([0.0]), dg.tensor([1.0])))
+    0.0
+    """
+    a, b, y = _t(input1, "margin_ranking_loss"), _t(input2, "margin_ranking_loss"), _t(target, "margin_ranking_loss")
+    return _reduce(ops.relu(-y * (a - b) + margin), reduction)
+
+
+def hinge_embedding_loss(input: Any, target: Any, margin: _float = 1.0, reduction: _int = 1) -> Tensor:  # noqa: A002
+    """x where target is 1, max(0, margin - x) where it is -1, reduced, as ``torch.hinge_embedding_loss``.
+
+    >>> import duograd as dg
+    >>> float(dg.hinge_embedding_loss(dg.tensor([0.3, 2.0]), dg.tensor([1.0, -1.0])))
+    0.15
+    """
+    x, y = _t(input, "hinge_embedding_loss"), _t(target, "hinge_embedding_loss")
+    zeros = x * 0
+    pos = ops.where_p(ops.not_equal_p(y, 1.0), zeros, x)
+    neg = ops.where_p(ops.not_equal_p(y, -1.0), zeros, ops.relu(margin - x))
+    return _reduce(pos + neg, reduction)
+
+
+def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: _float = 0.0,
+                          reduction: _int = 1) -> Tensor:
+    """1 - cos where target is 1, max(0, cos - margin) where it is -1, reduced, as
+    ``torch.cosine_embedding_loss``.
+
+    >>> import duograd as dg
+    >>> float(dg.cosine_embedding_loss(dg.tensor([[1.0, 0.0]]), dg.tensor([[1.0, 0.0]]), dg.tensor([1.0])))
+    0.0
+    """
+    a, b, y = (_t(v, "cosine_embedding_loss") for v in (input1, input2, target))
+    eps = 1e-12
+    prod = ops.sum(a * b, -1)
+    m1 = ops.sum(a * a, -1) + eps
+    m2 = ops.sum(b * b, -1) + eps
+    cos = prod / ops.sqrt(m1 * m2)
+    zeros = cos * 0
+    pos = ops.where_p(ops.equal_p(y, 1.0), 1 - cos, zeros)
+    neg = ops.where_p(ops.equal_p(y, -1.0), ops.relu(cos - margin), zeros)
+    return _reduce(pos + neg, reduction)
+
+
+def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: _float = 1.0, p: _float = 2,
+                        eps: _float = 1e-06, swap: _bool = False, reduction: _int = 1) -> Tensor:
+    """max(d(a, p) - d(a, n) + margin, 0), reduced, as ``torch.triplet_margin_loss``.
+
+    >>> import duograd as dg
+    >>> float(dg.triplet_margin_loss(dg.zeros(1, 2), dg.zeros(1, 2), dg.ones(1, 2) * 3))
+    0.0
+    """
+    a, po, ne = (_t(v, "triplet_margin_loss") for v in (anchor, positive, negative))
+    dp = pairwise_distance(a, po, p, eps)
+    dn = pairwise_distance(a, ne, p, eps)
+    if swap:
+        ds = pairwise_distance(po, ne, p, eps)
+        dn = ops.minimum(dn, ds) if hasattr(ops, "minimum") else ops.where_p(ops.less_p(ds, dn), ds, dn)
+    return _reduce(ops.relu(dp - dn + margin), reduction)
+
+
+def poisson_nll_loss(input: Any, target: Any, log_input: _bool, full: _bool, eps: _float, reduction: _int) -> Tensor:  # noqa: A002
+    """The Poisson negative log-likelihood, as ``torch.poisson_nll_loss`` (all arguments positional).
+
+    >>> import duograd as dg
+    >>> float(dg.poisson_nll_loss(dg.tensor([0.0]), dg.tensor([0.0]), True, False, 1e-8, 1))
+    1.0
+    """
+    x, y = _t(input, "poisson_nll_loss"), _t(target, "poisson_nll_loss")
+    loss = ops.exp(x) - y * x if log_input else x - y * ops.log(x + eps)
+    if full:
+        safe = ops.where_p(ops.greater_p(y, 1.0), y, 2.0)
+        st = safe * ops.log(safe) - safe + 0.5 * ops.log(2 * math.pi * safe)
+        loss = loss + ops.where_p(ops.greater_p(y, 1.0), st, y * 0)
+    return _reduce(loss, reduction)
+
+
+def pixel_shuffle(input: Any, upscale_factor: _int) -> Tensor:  # noqa: A002
+    """(*, C r^2, H, W) -> (*, C, H r, W r), as ``torch.pixel_shuffle``.
+
+    >>> import duograd as dg
+    >>> dg.pixel_shuffle(dg.zeros(1, 4, 2, 3), 2).shape
+    torch.Size([1, 1, 4, 6])
+    """
+    x = _t(input, "pixel_shuffle")
+    r = int(upscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{x.ndim} dimension(s)")
+    *b, c, h, w = x.shape
+    if r <= 0 or c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+                           f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    n = len(b)
+    y = x.reshape(*b, c // (r * r), r, r, h, w)
+    y = y.permute(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return y.reshape(*b, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input: Any, downscale_factor: _int) -> Tensor:  # noqa: A002
+    """(*, C, H r, W r) -> (*, C r^2, H, W), as ``torch.pixel_unshuffle``.
+
+    >>> import duograd as dg
+    >>> dg.pixel_unshuffle(dg.zeros(1, 1, 4, 6), 2).shape
+    torch.Size([1, 4, 2, 3])
+    """
+    x = _t(input, "pixel_unshuffle")
+    r = int(downscale_factor)
+    if x.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{x.ndim} dimension(s)")
+    *b, c, hh, ww = x.shape
+    if r <= 0 or hh % r or ww % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by downscale_factor, but "
+                           f"got {hh}x{ww} and {r}")
+    n = len(b)
+    y = x.reshape(*b, c, hh // r, r, ww // r, r)
+    y = y.permute(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return y.reshape(*b, c * r * r, hh // r, ww // r)
+
+
+def channel_shuffle(input: Any, groups: _int) -> Tensor:  # noqa: A002
+    """(N, g k, *) -> the channels regrouped as (k, g) , as ``torch.channel_shuffle``.
+
+    >>> import duograd as dg
+    >>> dg.channel_shuffle(dg.arange(4.0).reshape(1, 4, 1), 2).reshape(-1).tolist()
+    [0.0, 2.0, 1.0, 3.0]
+    """
+    x = _t(input, "channel_shuffle")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if x.ndim < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{x.ndim} dimension(s)")
+    n, c = x.shape[:2]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    rest = x.shape[2:]
+    return x.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)
+
+
+def constant_pad_nd(input: Any, pad: Sequence[int], value: _float = 0) -> Tensor:  # noqa: A002
+    """Pad the last dims by (left, right) pairs from the last dim back (negative: crop), as
+    ``torch.constant_pad_nd``.
+
+    >>> import duograd as dg
+    >>> dg.constant_pad_nd(dg.ones(2), [1, 0]).tolist()
+    [0.0, 1.0, 1.0]
+    """
+    x = _t(input, "constant_pad_nd")
+    if len(pad) % 2 or len(pad) // 2 > x.ndim:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    y = x
+    for k in range(len(pad) // 2):
+        d = x.ndim - 1 - k
+        lo, hi = int(pad[2 * k]), int(pad[2 * k + 1])
+        if lo < 0:
+            y = y.narrow(d, -lo, y.shape[d] + lo)
+            lo = 0
+        if hi < 0:
+            y = y.narrow(d, 0, y.shape[d] + hi)
+            hi = 0
+        parts = []
+        if lo:
+            s = list(y.shape)
+            s[d] = lo
+            parts.append(_wrap(np.full(s, value, y.dtype)))
+        parts.append(y)
+        if hi:
+            s = list(y.shape)
+            s[d] = hi
+            parts.append(_wrap(np.full(s, value, y.dtype)))
+        y = indexing.cat(parts, d) if len(parts) > 1 else y
+    return y
+
+
+def torch_range(start: Any = 0, end: Any = None, step: Any = 1, *, out: Any = None, dtype: Any = None,
+                layout: Any = None, device: Any = None, requires_grad: _bool = False) -> Tensor:
+    """``torch.range`` (deprecated in torch): start to end *inclusive*, default float dtype.
+
+    >>> import duograd as dg
+    >>> dg.range(1, 3).tolist()
+    [1.0, 2.0, 3.0]
+    """
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    n = int(math.floor((float(end) - float(start)) / float(step))) + 1
+    dt = np.dtype(_tensor.get_default_dtype()) if dtype is None else np.dtype(dtype)
+    t = _wrap((float(start) + np.arange(builtins.max(n, 0)) * float(step)).astype(dt))
+    if requires_grad:
+        t.requires_grad_(True)
+    return _out(t, out, "range")
+
+
+def cond(pred: Any, true_fn: Any, false_fn: Any, operands: Any = ()) -> Any:
+    """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``, as ``torch.cond`` eagerly.
+
+    >>> import duograd as dg
+    >>> dg.cond(dg.tensor(True), lambda x: x + 1, lambda x: x - 1, (dg.tensor(1),)).tolist()
+    2
+    """
+    p = bool(pred.item() if isinstance(pred, Tensor) else pred)
+    return (true_fn if p else false_fn)(*operands)
+
+
+def while_loop(cond_fn: Any, body_fn: Any, carried_inputs: Any) -> Any:
+    """Apply ``body_fn`` while ``cond_fn`` holds, as ``torch.while_loop`` eagerly.
+
+    >>> import duograd as dg
+    >>> dg.while_loop(lambda i: i < 3, lambda i: (i + 1,), (dg.tensor(0),))[0].tolist()
+    3
+    """
+    vals = tuple(carried_inputs)
+    while bool(cond_fn(*vals)):
+        out = body_fn(*vals)
+        vals = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return vals
+
+
+_AUTOCAST = {"enabled": {}, "cache": True, "nesting": 0}
+
+
+def _cfg(name: str, fn: Any, doc: str) -> Any:
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc + f"\n\n    >>> import duograd as dg\n    >>> dg.{name} is not None\n    True\n"
+    return fn
+
+
+AUTOCAST_FUNCS = {
+    "is_autocast_enabled": _cfg("is_autocast_enabled", lambda device_type=None: bool(
+        _AUTOCAST["enabled"].get(device_type or "cuda", False)), "Whether autocast is on (False unless set)."),
+    "set_autocast_enabled": _cfg("set_autocast_enabled", lambda *a: _AUTOCAST["enabled"].__setitem__(
+        a[0] if len(a) == 2 else "cuda", bool(a[-1])), "Record autocast's enabled flag."),
+    "is_autocast_cpu_enabled": _cfg("is_autocast_cpu_enabled", lambda: bool(_AUTOCAST["enabled"].get("cpu", False)),
+                                    "Whether CPU autocast is on."),
+    "set_autocast_cpu_enabled": _cfg("set_autocast_cpu_enabled", lambda enabled: _AUTOCAST["enabled"].__setitem__(
+        "cpu", bool(enabled)), "Record CPU autocast's flag."),
+    "is_autocast_ipu_enabled": _cfg("is_autocast_ipu_enabled", lambda: False, "False: no IPU."),
+    "is_autocast_xla_enabled": _cfg("is_autocast_xla_enabled", lambda: False, "False: no XLA."),
+    "set_autocast_ipu_enabled": _cfg("set_autocast_ipu_enabled", lambda enabled: None, "Accepted, no effect."),
+    "set_autocast_xla_enabled": _cfg("set_autocast_xla_enabled", lambda enabled: None, "Accepted, no effect."),
+    "is_autocast_cache_enabled": _cfg("is_autocast_cache_enabled", lambda: _AUTOCAST["cache"],
+                                      "Whether autocast's weight cache is on (True by default)."),
+    "set_autocast_cache_enabled": _cfg("set_autocast_cache_enabled", lambda enabled: _AUTOCAST.__setitem__(
+        "cache", bool(enabled)), "Record the cache flag."),
+    "clear_autocast_cache": _cfg("clear_autocast_cache", lambda: None, "Nothing is cached: no effect."),
+    "autocast_increment_nesting": _cfg("autocast_increment_nesting", lambda: _nest(1), "Count one level in."),
+    "autocast_decrement_nesting": _cfg("autocast_decrement_nesting", lambda: _nest(-1), "Count one level out."),
+}
+
+
+def _nest(k: int) -> int:
+    _AUTOCAST["nesting"] += k
+    return _AUTOCAST["nesting"]
+
+
+def set_anomaly_enabled(enabled: _bool, check_nan: _bool = True) -> None:
+    """Record torch's global anomaly flag (read by ``is_anomaly_enabled``; ``dg.detect_anomaly``
+    is duograd's way to turn the checks on).
+
+    >>> import duograd as dg
+    >>> dg.set_anomaly_enabled(False)
+    """
+    _STATE["anomaly"] = bool(enabled)
+
+
+def set_default_tensor_type(t: Any) -> None:
+    """Set the default float dtype from torch's tensor type (``torch.DoubleTensor``,
+    ``"torch.FloatTensor"``), as ``torch.set_default_tensor_type``.
+
+    >>> import duograd as dg
+    >>> dg.set_default_tensor_type(dg.DoubleTensor); dg.get_default_dtype()
+    dtype('float64')
+    """
+    name = t if isinstance(t, str) else getattr(t, "__name__", str(t))
+    name = name.replace("torch.", "")
+    if name == "FloatTensor":
+        _tensor.set_default_dtype(_tensor.float32)
+    elif name == "DoubleTensor":
+        _tensor.set_default_dtype(_tensor.float64)
+    else:
+        raise TypeError(f"only floating-point types are supported as the default type, got {name}")
+
+
+def set_printoptions(precision: Any = None, threshold: Any = None, edgeitems: Any = None, linewidth: Any = None,
+                     profile: Any = None, sci_mode: Any = None) -> None:
+    """torch's print options, given to NumPy's (``profile``: "default", "short", "full").
+
+    >>> import duograd as dg
+    >>> dg.set_printoptions(profile="default")
+    """
+    opts: dict[str, Any] = {}
+    if profile == "default":
+        opts = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80}
+    elif profile == "short":
+        opts = {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80}
+    elif profile == "full":
+        opts = {"precision": 4, "threshold": sys_maxsize(), "edgeitems": 3, "linewidth": 80}
+    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                 ("linewidth", linewidth)):
+        if v is not None:
+            opts[k] = v
+    if sci_mode is not None:
+        opts["suppress"] = not sci_mode
+    if profile == "default" and precision is None and threshold is None:
+        return  # duograd's own printing is the default
+    np.set_printoptions(**opts)
+
+
+def sys_maxsize() -> int:
+    import sys  # noqa: PLC0415
+    return sys.maxsize
+
+
+# ====================================================================== the legacy typed constructors
+
+
+class _LegacyMeta(type):
+    def __instancecheck__(cls, obj: Any) -> _bool:
+        return isinstance(obj, Tensor) and obj.dtype == cls._dtype
+
+    def __call__(cls, *args: Any, **kw: Any) -> Tensor:
+        kw.pop("device", None)
+        if not args:
+            return _wrap(np.zeros((0,), cls._dtype))
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            return args[0].to(cls._dtype)
+        if builtins.all(isinstance(a, (int, np.integer)) and not isinstance(a, _bool) for a in args) or \
+                (len(args) == 1 and isinstance(args[0], _tensor.Size)):
+            shape = tuple(args[0]) if isinstance(args[0], _tensor.Size) else tuple(int(a) for a in args)
+            return _wrap(np.zeros(shape, cls._dtype))
+        if len(args) == 1:
+            return _tensor.tensor(args[0], dtype=cls._dtype)
+        raise TypeError(f"{cls.__name__}(): expected sizes or one sequence of data")
+
+
+def _legacy(name: str, dtype: Any) -> type:
+    return _LegacyMeta(name, (), {"_dtype": np.dtype(dtype), "__doc__": (
+        f"``torch.{name}``: the legacy constructor of {np.dtype(dtype).name} tensors (``{name}([1, 2])`` "
+        f"from data, ``{name}(2, 3)`` from sizes); ``isinstance(t, {name})`` checks the dtype.")})
+
+
+LEGACY = {n: _legacy(n, d) for n, d in (("FloatTensor", np.float32), ("DoubleTensor", np.float64),
+                                          ("LongTensor", np.int64), ("IntTensor", np.int32),
+                                          ("ShortTensor", np.int16), ("CharTensor", np.int8),
+                                          ("ByteTensor", np.uint8), ("BoolTensor", np.bool_),
+                                          ("HalfTensor", np.float16))}
+
+MORE_TORCH: dict[str, Any] = {
+    "tensordot": tensordot, "unravel_index": unravel_index, "frobenius_norm": frobenius_norm,
+    "nuclear_norm": nuclear_norm, "threshold": threshold, "threshold_": threshold_, "rrelu": rrelu,
+    "rrelu_": rrelu_, "dropout": dropout, "dropout_": dropout_, "alpha_dropout": alpha_dropout,
+    "alpha_dropout_": alpha_dropout_, "feature_dropout": feature_dropout, "feature_dropout_": feature_dropout_,
+    "feature_alpha_dropout": feature_alpha_dropout, "feature_alpha_dropout_": feature_alpha_dropout_,
+    "layer_norm": layer_norm, "group_norm": group_norm, "batch_norm": batch_norm, "instance_norm": instance_norm,
+    "embedding": embedding, "kl_div": kl_div, "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits,
+    "pairwise_distance": pairwise_distance, "margin_ranking_loss": margin_ranking_loss,
+    "hinge_embedding_loss": hinge_embedding_loss, "cosine_embedding_loss": cosine_embedding_loss,
+    "triplet_margin_loss": triplet_margin_loss, "poisson_nll_loss": poisson_nll_loss,
+    "pixel_shuffle": pixel_shuffle, "pixel_unshuffle": pixel_unshuffle, "channel_shuffle": channel_shuffle,
+    "native_channel_shuffle": channel_shuffle, "constant_pad_nd": constant_pad_nd, "range": torch_range,
+    "cond": cond, "while_loop": while_loop, "set_anomaly_enabled": set_anomaly_enabled,
+    "set_default_tensor_type": set_default_tensor_type, "set_printoptions": set_printoptions,
+    "celu_": _delegate("celu_"), "selu_": _delegate("selu_"), "resize_as_": _delegate("resize_as_"),
+    **AUTOCAST_FUNCS,
+}
+
+
+def install_more(namespace: dict) -> None:
+    """The torch.* names of this last part, and the legacy constructors."""
+    from .nn import functional as F  # noqa: N812,PLC0415
+    for n, f in MORE_TORCH.items():
+        namespace[n] = f
+    for n, c in LEGACY.items():
+        namespace[n] = c
+    TORCH.update(MORE_TORCH)
+    Tensor.celu_ = lambda self, alpha=1.0: _twin_of(self, F.celu, alpha=alpha, name="celu_")
+    Tensor.selu_ = lambda self: _twin_of(self, F.selu, name="selu_")
+
+
+def _twin_of(t: Tensor, fn: Any, *, name: str, **kw: Any) -> Tensor:
+    from .inplace import write  # noqa: PLC0415
+    return write(t, lambda s: fn(s, **kw), name=name, keep=True)
