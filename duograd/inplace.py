@@ -438,7 +438,7 @@ def write_shape(t: Any, view: Any, op: Any, *, name: str) -> Tensor:
     >>> import duograd as dg
     >>> x = dg.ones(2, 3)
     >>> write_shape(x, lambda a: a.T, lambda s: s.t(), name="t_") is x, x.shape
-    (True, torch.Size([3, 2]))
+    (True, (3, 2))
     """
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")

@@ -651,7 +651,7 @@ def matrix_rank(A: Any, *, atol: Any = None, rtol: Any = None, hermitian: bool =
     ``torch.linalg.matrix_rank``.
 
     >>> import duograd as dg
-    >>> int(dg.linalg.matrix_rank(dg.tensor([[1.0, 2.0], [2.0, 4.0]])))
+    >>> dg.linalg.matrix_rank(dg.tensor([[1.0, 2.0], [2.0, 4.0]])).item()
     1
     """
     a = _mat(A, "linalg.matrix_rank")
@@ -816,7 +816,7 @@ def tensorinv(A: Any, ind: _int = 2, *, out: Any = None) -> Tensor:  # noqa: N80
 
     >>> import duograd as dg
     >>> dg.linalg.tensorinv(dg.eye(4).reshape(4, 2, 2), ind=1).shape
-    torch.Size([2, 2, 4])
+    (2, 2, 4)
     """
     a = A if isinstance(A, Tensor) else _as_tensor(A, op="linalg.tensorinv")
     if ind <= 0:
