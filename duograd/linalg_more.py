@@ -104,6 +104,11 @@ logabsdet_p = Primitive("slogdet", _slog_fwd,
 detsign_p = ops._selector("slogdet_sign", _sign_fwd)
 
 
+class _TriSolve(NamedTuple):
+    solution: Tensor
+    cloned_coefficient: Tensor
+
+
 class SlogdetResult(NamedTuple):
     sign: Tensor
     logabsdet: Tensor
@@ -146,6 +151,39 @@ class TorchSVDResult(NamedTuple):
     V: Tensor
 
 
+SlogdetResult.__name__ = SlogdetResult.__qualname__ = "linalg_slogdet"
+
+InvExResult.__name__ = InvExResult.__qualname__ = "linalg_inv_ex"
+
+CholeskyExResult.__name__ = CholeskyExResult.__qualname__ = "linalg_cholesky_ex"
+
+SolveExResult.__name__ = SolveExResult.__qualname__ = "linalg_solve_ex"
+
+QRResult.__name__ = QRResult.__qualname__ = "linalg_qr"
+
+EighResult.__name__ = EighResult.__qualname__ = "linalg_eigh"
+
+SVDResult.__name__ = SVDResult.__qualname__ = "linalg_svd"
+
+TorchSVDResult.__name__ = TorchSVDResult.__qualname__ = "svd"
+
+_TriSolve.__name__ = _TriSolve.__qualname__ = "triangular_solve"
+
+
+class _TorchSlogdet(NamedTuple):
+    sign: Tensor
+    logabsdet: Tensor
+
+
+class _TorchQR(NamedTuple):
+    Q: Tensor
+    R: Tensor
+
+
+_TorchSlogdet.__name__ = _TorchSlogdet.__qualname__ = "slogdet"
+_TorchQR.__name__ = _TorchQR.__qualname__ = "qr"
+
+
 def det(A: Any, *, out: Any = None) -> Tensor:  # noqa: N803
     """The determinant of a square matrix or a batch of them, as ``torch.linalg.det``.
 
@@ -166,6 +204,16 @@ def slogdet(A: Any, *, out: Any = None) -> SlogdetResult:  # noqa: N803
     """
     a = _sq(A, "linalg.slogdet")
     return _out(SlogdetResult(detsign_p(a), logabsdet_p(a)), out, "linalg.slogdet")
+
+
+def torch_slogdet(input: Any, *, out: Any = None) -> Any:  # noqa: A002
+    """``torch.slogdet``: ``linalg.slogdet`` (its result type named ``slogdet``).
+
+    >>> import duograd as dg
+    >>> dg.slogdet(dg.eye(2)).sign.tolist()
+    1.0
+    """
+    return _out(_TorchSlogdet(*slogdet(input)), out, "slogdet")
 
 
 def _check_invertible(a: Tensor, op: str) -> None:
@@ -300,9 +348,6 @@ def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False
     return _out(_TriSolve(x, a.clone()), out, "triangular_solve")
 
 
-class _TriSolve(NamedTuple):
-    solution: Tensor
-    cloned_coefficient: Tensor
 
 
 # ====================================================================== cholesky
@@ -440,7 +485,7 @@ def qr_legacy(input: Any, some: bool = True, *, out: Any = None) -> QRResult:  #
     >>> dg.qr(dg.eye(2)).R.tolist()
     [[1.0, 0.0], [0.0, 1.0]]
     """
-    return _out(qr(input, "reduced" if some else "complete"), out, "qr")
+    return _out(_TorchQR(*qr(input, "reduced" if some else "complete")), out, "qr")
 
 
 # ====================================================================== eigh, svd
@@ -749,7 +794,14 @@ def linalg_cross(input: Any, other: Any, *, dim: _int = -1, out: Any = None) -> 
     >>> dg.linalg.cross(dg.tensor([1.0, 0.0, 0.0]), dg.tensor([0.0, 1.0, 0.0])).tolist()
     [0.0, 0.0, 1.0]
     """
-    return _cross(input, other, dim, out=out)
+    a = input if isinstance(input, Tensor) else _as_tensor(input, op="linalg.cross")
+    b = other if isinstance(other, Tensor) else _as_tensor(other, op="linalg.cross")
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise RuntimeError(f"linalg.cross: inputs of shapes {list(a.shape)} and {list(b.shape)} do not "
+                           "broadcast") from None
+    return _cross(a.expand(*shape), b.expand(*shape), dim, out=out)
 
 
 def linalg_matmul(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
@@ -916,7 +968,7 @@ LINALG = {
 }
 # the names ``dg`` (torch.*) gets
 TORCH = {
-    "det": det, "slogdet": slogdet, "inverse": inverse, "cholesky": cholesky_legacy,
+    "det": det, "slogdet": torch_slogdet, "inverse": inverse, "cholesky": cholesky_legacy,
     "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "qr": qr_legacy,
     "svd": svd_legacy, "pinverse": pinverse, "matrix_power": _matrix_power_method, "matrix_exp": matrix_exp,
     "triangular_solve": triangular_solve, "chain_matmul": chain_matmul, "vander": torch_vander,
@@ -925,7 +977,7 @@ TORCH = {
 }
 # the Tensor methods: name -> function of (self, ...)
 METHODS = {
-    "det": det, "slogdet": slogdet, "inverse": inverse, "cholesky": cholesky_legacy,
+    "det": det, "slogdet": torch_slogdet, "inverse": inverse, "cholesky": cholesky_legacy,
     "cholesky_solve": cholesky_solve, "cholesky_inverse": cholesky_inverse, "qr": qr_legacy,
     "svd": svd_legacy, "pinverse": pinverse, "matrix_power": _matrix_power_method, "matrix_exp": matrix_exp,
     "triangular_solve": triangular_solve, "solve": removed_solve, "eig": removed_eig,

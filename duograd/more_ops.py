@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -29,6 +29,26 @@ from ._tensor import Tensor, _as_tensor, _wrap
 from .tensor_api import _out
 
 _int, _bool, _float = builtins.int, builtins.bool, builtins.float
+
+
+class _HistogramResult(NamedTuple):
+    hist: Tensor
+    bin_edges: Tensor
+
+
+class _FrexpResult(NamedTuple):
+    mantissa: Tensor
+    exponent: Tensor
+
+
+class _NanmedianResult(NamedTuple):
+    values: Tensor
+    indices: Tensor
+
+
+_HistogramResult.__name__ = _HistogramResult.__qualname__ = "histogram"
+_FrexpResult.__name__ = _FrexpResult.__qualname__ = "frexp"
+_NanmedianResult.__name__ = _NanmedianResult.__qualname__ = "nanmedian"
 
 
 def _t(x: Any, op: str) -> Tensor:
@@ -289,7 +309,7 @@ def block_diag(*tensors: Any) -> Tensor:
         return _wrap(np.zeros((1, 0)))
     dt = ts[0].dtype
     for x in ts[1:]:
-        dt = np.promote_types(dt, x.dtype)
+        dt = promote_types(dt, x.dtype)
     rows = builtins.sum(x.shape[0] for x in ts)
     cols = builtins.sum(x.shape[1] for x in ts)
     pieces, r, c = [], 0, 0
@@ -359,7 +379,7 @@ def combinations(input: Any, r: _int = 2, with_replacement: _bool = False) -> Te
     gen = itertools.combinations_with_replacement if with_replacement else itertools.combinations
     idx = np.array(list(gen(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
     if idx.shape[0] == 0:
-        return _wrap(np.zeros((0, r), x.dtype)) if r > 1 else _wrap(np.zeros((0,), x.dtype))
+        return x[_wrap(idx)] if r > 1 else x[_wrap(idx[:, 0])]
     return x[_wrap(idx)] if r > 1 else x[_wrap(idx[:, 0])]
 
 
@@ -703,7 +723,6 @@ def nanmedian(input: Any, dim: Any = None, keepdim: _bool = False, *, out: Any =
     >>> dg.nanmedian(dg.tensor([1.0, float('nan'), 3.0, 2.0])).tolist()
     2.0
     """
-    from . import return_types  # noqa: PLC0415
     from .reductions import sort  # noqa: PLC0415
     x = _t(input, "nanmedian")
     if dim is None:
@@ -722,7 +741,7 @@ def nanmedian(input: Any, dim: Any = None, keepdim: _bool = False, *, out: Any =
     i = indexing.take_along_dim(idx, _wrap(k), d)
     if not keepdim:
         v, i = ops.squeeze(v, d), ops.squeeze(i, d)
-    return _out(return_types.median(v, i), out, "nanmedian")
+    return _out(_NanmedianResult(v, i), out, "nanmedian")
 
 
 def cov(input: Any, *, correction: _int = 1, fweights: Any = None, aweights: Any = None) -> Tensor:  # noqa: A002
@@ -800,11 +819,7 @@ def histogram(input: Any, bins: Any = 100, *, range: Any = None, weight: Any = N
     >>> dg.histogram(dg.tensor([1.0, 2.0, 1.0]), bins=2).hist.tolist()
     [2.0, 1.0]
     """
-    from typing import NamedTuple  # noqa: PLC0415
 
-    class histogram_result(NamedTuple):  # noqa: N801
-        hist: Tensor
-        bin_edges: Tensor
 
     x = _t(input, "histogram")
     if x.dtype.kind != "f":
@@ -825,7 +840,7 @@ def histogram(input: Any, bins: Any = 100, *, range: Any = None, weight: Any = N
         edges = np.linspace(lo, hi, int(bins) + 1)
     w = None if weight is None else weight._data.reshape(-1)
     hist, edges = np.histogram(data, bins=edges, weights=w, density=density)
-    return _out(histogram_result(_wrap(hist.astype(x.dtype)), _wrap(np.asarray(edges, x.dtype))), out,
+    return _out(_HistogramResult(_wrap(hist.astype(x.dtype)), _wrap(np.asarray(edges, x.dtype))), out,
                 "histogram")
 
 
@@ -946,17 +961,13 @@ def frexp(input: Any, *, out: Any = None) -> Any:  # noqa: A002
     >>> m.tolist(), e.tolist()
     ([0.5], [4])
     """
-    from typing import NamedTuple  # noqa: PLC0415
 
-    class frexp_result(NamedTuple):  # noqa: N801
-        mantissa: Tensor
-        exponent: Tensor
 
     x = _num(input, "frexp")
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
     m, e = np.frexp(x._data)
-    return _out(frexp_result(_wrap(m), _wrap(e.astype(np.int32))), out, "frexp")
+    return _out(_FrexpResult(_wrap(m), _wrap(e.astype(np.int32))), out, "frexp")
 
 
 def _int_binary(name: str, fn: Any, doc: str) -> Any:
@@ -965,7 +976,7 @@ def _int_binary(name: str, fn: Any, doc: str) -> Any:
     def f(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
         x, y = _num(input, name), _num(other, name)
         if x.dtype.kind not in "iub" or y.dtype.kind not in "iub":
-            raise RuntimeError(f'"{name}_cpu" not implemented for \'{"Float" if x.dtype == np.float32 else "Double"}\'')
+            raise NotImplementedError(f'"{name}_cpu" not implemented for \'{"Float" if x.dtype == np.float32 else "Double"}\'')
         return _out(prim(x, y), out, name)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = doc
@@ -1423,13 +1434,13 @@ def set_default_device(device: Any) -> None:
 
 
 def set_flush_denormal(mode: _bool) -> _bool:
-    """False: NumPy does not flush denormals (torch returns whether it could).
+    """Whether the request could be met: not flushing denormals (NumPy's way) succeeds, flushing does not.
 
     >>> import duograd as dg
     >>> dg.set_flush_denormal(False)
-    False
+    True
     """
-    return False
+    return not mode  # not flushing is what NumPy does: that request succeeds
 
 
 def is_anomaly_enabled() -> _bool:
@@ -1448,9 +1459,9 @@ def is_anomaly_check_nan_enabled() -> _bool:
 
     >>> import duograd as dg
     >>> dg.is_anomaly_check_nan_enabled()
-    False
+    True
     """
-    return is_anomaly_enabled()
+    return _STATE.get("check_nan", True)
 
 
 # ====================================================================== the torch.* spellings of methods
@@ -2269,7 +2280,7 @@ def _reduce(loss: Tensor, reduction: _int) -> Tensor:
     return loss if r == "none" else ops.mean(loss) if r == "mean" else ops.sum(loss)
 
 
-def kl_div(input: Any, target: Any, reduction: _int = 1, *, log_target: _bool = False) -> Tensor:  # noqa: A002
+def kl_div(input: Any, target: Any, reduction: _int = 0, *, log_target: _bool = False) -> Tensor:  # noqa: A002
     """``torch.kl_div`` (an integer reduction: 0 none, 1 mean, 2 sum).
 
     >>> import duograd as dg
@@ -2280,7 +2291,7 @@ def kl_div(input: Any, target: Any, reduction: _int = 1, *, log_target: _bool = 
 
 
 def binary_cross_entropy_with_logits(input: Any, target: Any, weight: Any = None, pos_weight: Any = None,  # noqa: A002
-                                     reduction: _int = 1) -> Tensor:
+                                     reduction: _int = 0) -> Tensor:
     """``torch.binary_cross_entropy_with_logits`` (an integer reduction).
 
     >>> import duograd as dg
@@ -2303,7 +2314,7 @@ def pairwise_distance(x1: Any, x2: Any, p: _float = 2.0, eps: _float = 1e-06, ke
     return vector_norm(a - b + eps, p, -1, keepdim)
 
 
-def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: _float = 0.0, reduction: _int = 1) -> Tensor:
+def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: _float = 0.0, reduction: _int = 0) -> Tensor:
     """max(0, -target (x1 - x2) + margin), reduced, as ``torch.margin_ranking_loss``.
 
     >>> import duograd as dg
@@ -2314,7 +2325,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: _float = 
     return _reduce(ops.relu(-y * (a - b) + margin), reduction)
 
 
-def hinge_embedding_loss(input: Any, target: Any, margin: _float = 1.0, reduction: _int = 1) -> Tensor:  # noqa: A002
+def hinge_embedding_loss(input: Any, target: Any, margin: _float = 1.0, reduction: _int = 0) -> Tensor:  # noqa: A002
     """x where target is 1, max(0, margin - x) where it is -1, reduced, as ``torch.hinge_embedding_loss``.
 
     >>> import duograd as dg
@@ -2329,7 +2340,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: _float = 1.0, reductio
 
 
 def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: _float = 0.0,
-                          reduction: _int = 1) -> Tensor:
+                          reduction: _int = 0) -> Tensor:
     """1 - cos where target is 1, max(0, cos - margin) where it is -1, reduced, as
     ``torch.cosine_embedding_loss``.
 
@@ -2350,7 +2361,7 @@ def cosine_embedding_loss(input1: Any, input2: Any, target: Any, margin: _float 
 
 
 def triplet_margin_loss(anchor: Any, positive: Any, negative: Any, margin: _float = 1.0, p: _float = 2,
-                        eps: _float = 1e-06, swap: _bool = False, reduction: _int = 1) -> Tensor:
+                        eps: _float = 1e-06, swap: _bool = False, reduction: _int = 0) -> Tensor:
     """max(d(a, p) - d(a, n) + margin, 0), reduced, as ``torch.triplet_margin_loss``.
 
     >>> import duograd as dg
@@ -2571,6 +2582,7 @@ def set_anomaly_enabled(enabled: _bool, check_nan: _bool = True) -> None:
     >>> dg.set_anomaly_enabled(False)
     """
     _STATE["anomaly"] = bool(enabled)
+    _STATE["check_nan"] = bool(check_nan)
 
 
 def set_default_tensor_type(t: Any) -> None:
