@@ -203,7 +203,11 @@ def slogdet(A: Any, *, out: Any = None) -> SlogdetResult:  # noqa: N803
     (-1.0, 0.693147)
     """
     a = _sq(A, "linalg.slogdet")
-    return _out(SlogdetResult(detsign_p(a), logabsdet_p(a)), out, "linalg.slogdet")
+    logabs = logabsdet_p(a)
+    sign = detsign_p(a)
+    if logabs.requires_grad:  # torch's sign has a (zero) gradient too
+        sign = sign + ops.where_p(ops.equal_p(sign, 0.0), 0.0, logabs) * 0.0
+    return _out(SlogdetResult(sign, logabs), out, "linalg.slogdet")
 
 
 def torch_slogdet(input: Any, *, out: Any = None) -> Any:  # noqa: A002
