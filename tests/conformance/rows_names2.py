@@ -405,9 +405,8 @@ for _n in ("channel_shuffle", "native_channel_shuffle"):
         errors=[S(F(1, 5, 2), 2)], grad=_n == "channel_shuffle")
 row("dg.constant_pad_nd", lambda m, x, p, *v: m.constant_pad_nd(x, p, *v),
     [S(F(3, 4), [1, 2]), S(F(3, 4), [1, 0, 2, 1], 1.5), S(F(3, 4), [-1, 1])])
-row("dg.cond", lambda m, x: m.cond(x.sum() > 0, lambda a: a * 2, lambda a: a - 1, (x,)), [S(F(3)), S(F(4))])
-row("dg.while_loop", lambda m, x: m.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (m.tensor(0), x)),
-    [S(F(3))])
+# dg.cond and dg.while_loop: not run against torch here (torch runs them through dynamo, which turns
+# torch.distributions' argument validation off for the rest of the process); see coverage_map.
 
 # ====================================================================== copies of views, torch.* in-place spellings
 for _n, _s in [("alias_copy", [S(F(3, 4))]), ("detach_copy", [S(F(3, 4, grad=False))]),

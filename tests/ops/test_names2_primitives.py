@@ -94,3 +94,13 @@ def test_shape_changing_inplace_keeps_memory_and_gradient():
 def test_shape_changing_inplace_refuses_a_leaf_that_requires_grad():
     with pytest.raises(RuntimeError):
         _t(2, 3).t_()
+
+
+def test_cond_and_while_loop_run_eagerly():
+    x = dg.tensor([1.0, -3.0], requires_grad=True)
+    y = dg.cond(x.sum() > 0, lambda a: a * 2, lambda a: a - 1, (x,))
+    assert y.tolist() == [0.0, -4.0]  # the sum is negative: the false branch
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+    i, a = dg.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (dg.tensor(0), dg.tensor([1.0])))
+    assert i.item() == 3 and a.tolist() == [8.0]
