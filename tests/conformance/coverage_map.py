@@ -327,6 +327,7 @@ COVERED_BY.update({
     "func.grad_and_value": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
     "func.vjp": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
     "func.jvp": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
+})
 
 # branch names2: torch.cond / torch.while_loop, checked by closed forms (torch's own versions go through
 # dynamo, which changes torch's global state for the rest of a test process)
