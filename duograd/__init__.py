@@ -119,6 +119,20 @@ __all__ += [
     "set_num_threads", "use_deterministic_algorithms",
 ]
 
+# branch `names2`: torch.linalg's decompositions and their torch.*/Tensor twins, torch.special,
+# and more of torch's functions (splits, scatters, statistics, in-place twins, legacy constructors)
+from . import linalg_more as _linalg_more  # noqa: E402
+_linalg_more.install(globals())
+__all__ += sorted(_linalg_more.TORCH)
+from . import special  # noqa: E402
+special.install(globals())
+__all__ += sorted(special.TORCH) + ["special", "sinc_", "i0_"]
+from . import more_ops as _more_ops  # noqa: E402
+_more_ops.install(globals())
+_more_ops.install_extra(globals())
+_more_ops.install_more(globals())
+__all__ += sorted(_more_ops.TORCH)  # (the legacy constructors are classes: not in __all__)
+
 # branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and
 # torch's parameter names, ``axis=``, ``out=`` and the factory keywords on every public function
 # (torch_signatures.py; applied last, to whatever the lines above export).

@@ -423,3 +423,42 @@ def div_(t: Tensor, other: Any, *, rounding_mode: Any = None) -> Tensor:  # noqa
     if rounding_mode is None:
         return write(t, ops.div_p, other, name="div_")
     return write(t, _method("div"), other, name="div_", keep=True, rounding_mode=rounding_mode)
+
+
+# ---------------------------------------------------------------- shape-changing writes (branch names2)
+
+def write_shape(t: Any, view: Any, op: Any, *, name: str) -> Tensor:
+    """The in-place ops that change a tensor's shape and not its values (``t_``,
+    ``transpose_``, ``squeeze_``, ``unsqueeze_``, ``swapaxes_``): ``t``'s array becomes
+    ``view(t's array)`` (a NumPy view: the same memory, so other views and ``from_numpy``
+    arrays still see it) and, while autograd records, ``t`` takes the node of ``op(t)``, a
+    new node whose output has the new shape. The version is bumped, as torch's in-place
+    view ops do. ``write`` keeps shapes; this is its twin for shapes.
+
+    >>> import duograd as dg
+    >>> x = dg.ones(2, 3)
+    >>> write_shape(x, lambda a: a.T, lambda s: s.t(), name="t_") is x, x.shape
+    (True, (3, 2))
+    """
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
+    recording = _ctx.grad_enabled
+    if recording and t._node is LEAF:
+        raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    new = None
+    if recording and t.requires_grad:
+        src = _new(Tensor)
+        src._data, src._grad, src._tangent, src._node = t._data, None, t._tangent, t._node
+        new = op(src)
+    arr = view(t._data)
+    t._data = arr
+    node = new._node if new is not None and new.requires_grad else None
+    w = _versions.bump(t._data, recorded=node is not None)
+    if node is not None:
+        node.stamp = w
+        node._extra()["written"] = w
+        t._node = node
+    if new is not None and new._tangent:
+        t._tangent = new._tangent
+    return t

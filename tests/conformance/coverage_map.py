@@ -328,3 +328,10 @@ COVERED_BY.update({
     "func.vjp": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
     "func.jvp": _AD + "test_func_transforms_over_dicts_with_has_aux_and_argnums",
 })
+
+# branch names2: torch.cond / torch.while_loop, checked by closed forms (torch's own versions go through
+# dynamo, which changes torch's global state for the rest of a test process)
+COVERED_BY.update({
+    "dg.cond": "tests/ops/test_names2_primitives.py::test_cond_and_while_loop_run_eagerly",
+    "dg.while_loop": "tests/ops/test_names2_primitives.py::test_cond_and_while_loop_run_eagerly",
+})
