@@ -691,6 +691,12 @@ def matrix_power(A: Any, n: _int, *, out: Any = None) -> Tensor:  # noqa: N803
 
 
 def _matrix_power_method(input: Any, n: _int) -> Tensor:  # noqa: A002
+    """``torch.matrix_power(input, n)`` and ``Tensor.matrix_power``: ``linalg.matrix_power``.
+
+    >>> import duograd as dg
+    >>> dg.matrix_power(dg.tensor([[1.0, 1.0], [0.0, 1.0]]), 3).tolist()
+    [[1.0, 3.0], [0.0, 1.0]]
+    """
     return matrix_power(input, n)
 
 

@@ -1476,13 +1476,40 @@ _INPLACE_TORCH = (
 _METHOD_TORCH = "adjoint bitwise_and bitwise_not bitwise_or bitwise_xor get_device is_signed permute".split()
 
 
+# A doc example for each delegate: the call after ``x = dg.tensor([0.25, 0.5])`` and what it shows.
+# An in-place form returns its input, as torch's (``... is x``).
+_DELEGATE_EXAMPLES = {
+    "clamp_": "dg.clamp_(x, 0.3) is x", "clamp_max_": "dg.clamp_max_(x, 0.3) is x",
+    "clamp_min_": "dg.clamp_min_(x, 0.3) is x", "clip_": "dg.clip_(x, 0.3) is x",
+    "fill_": "dg.fill_(x, 1.0) is x", "xlogy_": "dg.xlogy_(x, 2.0) is x",
+    "addmv_": "dg.addmv_(x, dg.eye(2), x) is x", "ldexp_": "dg.ldexp_(x, dg.tensor([1, 2])) is x",
+    "index_put_": "dg.index_put_(x, (dg.tensor([0]),), dg.tensor([1.0])) is x",
+    "gcd_": "dg.gcd_(dg.tensor([4, 6]), dg.tensor([6, 4])).tolist()  # [2, 2]",
+    "lcm_": "dg.lcm_(dg.tensor([4, 6]), dg.tensor([6, 4])).tolist()  # [12, 12]",
+    "resize_as_": "dg.resize_as_(x, dg.zeros(2)) is x", "celu_": "dg.celu_(x) is x",
+    "adjoint": "dg.adjoint(x[None]).shape  # (2, 1)", "get_device": "dg.get_device(x)  # -1",
+    "is_signed": "dg.is_signed(x)  # True", "permute": "dg.permute(x[None], (1, 0)).shape  # (2, 1)",
+    "bitwise_and": "dg.bitwise_and(dg.tensor([12]), dg.tensor([10])).tolist()  # [8]",
+    "bitwise_or": "dg.bitwise_or(dg.tensor([12]), dg.tensor([10])).tolist()  # [14]",
+    "bitwise_xor": "dg.bitwise_xor(dg.tensor([12]), dg.tensor([10])).tolist()  # [6]",
+    "bitwise_not": "dg.bitwise_not(dg.tensor([0])).tolist()  # [-1]",
+}
+
+
+def _example(name: str) -> str:
+    call = _DELEGATE_EXAMPLES.get(name, f"dg.{name}(x) is x")
+    call, _, shown = call.partition("  # ")
+    return (f"\n\n    >>> import duograd as dg\n    >>> x = dg.tensor([0.25, 0.5])\n    >>> {call}\n"
+            f"    {shown or 'True'}\n")
+
+
 def _delegate(name: str) -> Any:
     def fn(input: Tensor, *args: Any, **kw: Any) -> Any:  # noqa: A002
         if not isinstance(input, Tensor):
             raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
         return getattr(input, name)(*args, **kw)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``."
+    fn.__doc__ = f"``torch.{name}(input, ...)``: ``input.{name}(...)``." + _example(name)
     return fn
 
 
@@ -1878,7 +1905,12 @@ def _no_grad() -> Any:
 
 
 def _hardshrink(input: Any, lambd: _float = 0.5) -> Tensor:  # noqa: A002
-    """x where |x| > lambd, else 0, as ``torch.hardshrink``."""
+    """x where |x| > lambd, else 0, as ``torch.hardshrink``.
+
+    >>> import duograd as dg
+    >>> dg.hardshrink(dg.tensor([0.25, -1.0])).tolist()
+    [0.0, -1.0]
+    """
     x = _t(input, "hardshrink")
     return ops.where_p(ops.greater_p(ops.abs_p(x), lambd), x, x * 0)
 
@@ -2188,7 +2220,8 @@ def _dropout_impl(name: str, alpha: _bool, feature: _bool) -> Any:
         from .inplace import write  # noqa: PLC0415
         return write(input, lambda t: fn(t, p, train), name=name + "_")
     fn_.__name__ = fn_.__qualname__ = name + "_"
-    fn_.__doc__ = f"In place ``{name}``."
+    fn_.__doc__ = (f"In place ``{name}``; returns ``input``.\n\n    >>> import duograd as dg\n"
+                   f"    >>> x = dg.ones(2)\n    >>> dg.{name}_(x, 0.5, False) is x\n    True\n")
     return fn, fn_
 
 
@@ -2329,8 +2362,8 @@ def hinge_embedding_loss(input: Any, target: Any, margin: _float = 1.0, reductio
     """x where target is 1, max(0, margin - x) where it is -1, reduced, as ``torch.hinge_embedding_loss``.
 
     >>> import duograd as dg
-    >>> float(dg.hinge_embedding_loss(dg.tensor([0.3, 2.0]), dg.tensor([1.0, -1.0])))
-    0.15
+    >>> dg.hinge_embedding_loss(dg.tensor([0.3, 2.0]), dg.tensor([1.0, -1.0])).tolist()
+    [0.3, 0.0]
     """
     x, y = _t(input, "hinge_embedding_loss"), _t(target, "hinge_embedding_loss")
     zeros = x * 0

@@ -546,6 +546,9 @@ def _m_mvlgamma(self: Tensor, p: _int) -> Tensor:
     return multigammaln(self, p)
 
 
+# Arguments for the in-place forms' doc examples (the ones that take more than ``self``).
+_EXAMPLE_ARGS = {"polygamma": "1", "mvlgamma": "1", "igamma": "dg.tensor([1.0])", "igammac": "dg.tensor([1.0])"}
+
 METHODS = {"lgamma": lgamma, "digamma": digamma, "polygamma": _m_polygamma, "mvlgamma": _m_mvlgamma,
            "i0": i0, "sinc": sinc, "igamma": igamma, "igammac": igammac}
 
@@ -561,7 +564,9 @@ def install(namespace: dict) -> None:
         def method_(self: Tensor, *args: Any, _n: str = n, **kw: Any) -> Tensor:
             return inplace.twin(self, _n, *args, **kw)
         method_.__name__ = method_.__qualname__ = n + "_"
-        method_.__doc__ = f"In place: ``t`` becomes ``t.{n}(...)``, as torch's ``Tensor.{n}_``."
+        method_.__doc__ = (f"In place: ``t`` becomes ``t.{n}(...)``, as torch's ``Tensor.{n}_``; returns ``t``.\n\n"
+                           f"    >>> import duograd as dg\n    >>> x = dg.tensor([0.5])\n"
+                           f"    >>> x.{n}_({_EXAMPLE_ARGS.get(n, '')}) is x\n    True\n")
         setattr(Tensor, n + "_", method_)
     for n in ("sinc", "i0"):  # torch.sinc_ / torch.i0_
         namespace[n + "_"] = getattr(Tensor, n + "_")
