@@ -71,6 +71,8 @@ from typing import Any, Callable
 grad_enabled = True              # whether primitive calls record the graph
 fwd_active: set[int] = set()     # levels of the jvp calls in progress
 fwd_below = float("inf")         # only levels below this propagate (masking while a rule runs)
+batch_levels: list = []          # the func.vmap levels in progress (innermost last)
+batch_call: Callable | None = None  # duograd.batching's dispatch (set when it is imported)
 
 
 def set_grad_mode(mode: bool) -> bool:
@@ -171,7 +173,7 @@ def refresh() -> None:
     hit = _memo.get(key)
     if hit is not None:
         g.update(hit)
-        g["watching"] = bool(on_call) or bool(fwd_active)
+        g["watching"] = bool(on_call) or bool(fwd_active) or bool(batch_levels)
         return
     start = 0
     for k, lst in enumerate(_stack):
@@ -186,7 +188,7 @@ def refresh() -> None:
                 tables[ev].append(m)
     for ev, methods in tables.items():
         g[ev] = tuple(methods)
-    g["watching"] = bool(on_call) or bool(fwd_active)
+    g["watching"] = bool(on_call) or bool(fwd_active) or bool(batch_levels)
     g["any_listener"] = bool(seen)
     g["backward_watched"] = bool(on_pass or on_node or on_edge or on_done)
     if len(_memo) > 16:
