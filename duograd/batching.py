@@ -45,7 +45,11 @@ from ._tensor import Tensor, _lift_all, _new
 from .autograd import engine
 from .autograd.engine import ELEMENTWISE, LINEAR, Primitive, Variadic
 
-__all__ = ["BatchedTensor", "dispatch", "elementwise_rule", "unary_rule", "warned"]
+__all__ = ["BatchedTensor", "ValueAccessError", "dispatch", "elementwise_rule", "unary_rule", "warned"]
+
+
+class ValueAccessError(RuntimeError):
+    """A batched tensor's values were read into Python or NumPy inside ``vmap``."""
 
 
 class BatchedTensor(Tensor):
@@ -55,7 +59,7 @@ class BatchedTensor(Tensor):
     __slots__ = ("_value", "_level")
 
     def numpy(self) -> np.ndarray:
-        raise RuntimeError("vmap: numpy() of a batched tensor inside vmap is not supported: "
+        raise ValueAccessError("vmap: numpy() of a batched tensor inside vmap is not supported: "
                            "the values differ across the batch (return it from the function "
                            "instead)")
 
@@ -63,7 +67,7 @@ class BatchedTensor(Tensor):
         return self.numpy()
 
     def _single(self, what: str) -> Any:
-        raise RuntimeError(f"vmap: It looks like you're calling .{what}() on a Tensor inside "
+        raise ValueAccessError(f"vmap: It looks like you're calling .{what}() on a Tensor inside "
                            "vmap. We don't support vmap over calling .item() on a Tensor, "
                            "since its value differs across the batch")
 
@@ -71,7 +75,7 @@ class BatchedTensor(Tensor):
         return self._single("tolist")
 
     def __bool__(self) -> bool:
-        raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
+        raise ValueAccessError("vmap: It looks like you're attempting to use a Tensor in some "
                            "data-dependent control flow. We don't support that yet")
 
     def __repr__(self) -> str:
@@ -179,29 +183,36 @@ def _is_advanced(i: Any) -> bool:
     return isinstance(i, (np.ndarray, list)) or (isinstance(i, Tensor))
 
 
+def _index_shifts(idx: tuple, basic: bool) -> bool:
+    """Whether a leading full slice keeps the batch dimension first for this index."""
+    if any(isinstance(i, Tensor) for i in idx):
+        return False
+    if basic:
+        return True
+    # NumPy puts the advanced indices' dimensions first when they are not adjacent; a
+    # leading slice keeps the batch first only when they are.
+    if any(isinstance(i, (bool, np.bool_)) or isinstance(i, np.ndarray) and i.dtype == bool
+           for i in idx):
+        return False
+    pos = [k for k, i in enumerate(idx) if _is_advanced(i) or isinstance(i, (int, np.integer))]
+    return not pos or pos == list(range(pos[0], pos[-1] + 1))
+
+
 def _getitem_rule(args, dims, index, basic):
     (x,) = args
     idx = index if isinstance(index, tuple) else (index,)
-    if any(isinstance(i, Tensor) for i in idx):
+    if not _index_shifts(idx, basic):
         raise NotImplementedError
-    if not basic:
-        # NumPy puts the advanced indices' dimensions first when they are not adjacent; a
-        # leading slice keeps the batch first only when they are.
-        pos = [k for k, i in enumerate(idx) if _is_advanced(i) or isinstance(i, (int, np.integer))]
-        if any(isinstance(i, (bool, np.bool_)) for i in idx) or \
-                pos and pos != list(range(pos[0], pos[-1] + 1)) or \
-                any(isinstance(i, np.ndarray) and i.dtype == bool for i in idx):
-            raise NotImplementedError
     return ops.getitem_p(x, index=(slice(None),) + idx, basic=basic), 0
 
 
 def _scatter_add_rule(args, dims, index, shape, basic):
     (g,) = args
     idx = index if isinstance(index, tuple) else (index,)
-    if not basic:
+    if not _index_shifts(idx, basic):
         raise NotImplementedError
     return ops.scatter_add_p(g, index=(slice(None),) + idx, shape=(g.shape[0],) + tuple(shape),
-                             basic=True), 0
+                             basic=basic), 0
 
 
 def _concat_rule(args, dims, axis):

@@ -168,41 +168,84 @@ def jvp(f: Callable, primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[A
     return out, (touts[0] if isinstance(out, Tensor) else tuple(touts))
 
 
-def jacrev(f: Callable, argnums: Argnums = 0) -> Callable:
-    """The Jacobian by reverse mode: one VJP per output element. Shape: out.shape + x.shape.
-    A tuple of outputs or of ``argnums`` gives tuples, nested outputs-first as ``torch.func``
-    (``jac[i][j]`` is d out_i / d args[argnums[j]]).
+def _basis(n: int, shape: tuple, dtype: Any) -> Tensor:
+    """The ``n`` unit vectors of a tensor of ``shape``, stacked: shape (n,) + shape."""
+    return _wrap(np.eye(n, dtype=dtype).reshape((n,) + tuple(shape)))
+
+
+def _split_aux(f: Callable, has_aux: bool, fn: str, holder: list) -> Callable:
+    if not has_aux:
+        return f
+
+    def g(*xs):
+        res = f(*xs)
+        if not isinstance(res, tuple) or len(res) != 2:
+            raise RuntimeError(f"{fn}(f, ...)(*args): output of function f should be a tuple: "
+                               "(output, aux) if has_aux is True")
+        holder.append(res[1])
+        return res[0]
+    return g
+
+
+def _plain_aux(aux: Any) -> Any:
+    """The aux output without the graph of the transform (as torch.func: its value only)."""
+    if isinstance(aux, Tensor):
+        return ops.stop_gradient_p(aux)
+    if isinstance(aux, (tuple, list)):
+        return type(aux)(_plain_aux(a) for a in aux)
+    if isinstance(aux, dict):
+        return {k: _plain_aux(v) for k, v in aux.items()}
+    return aux
+
+
+def jacrev(f: Callable, argnums: Argnums = 0, *, has_aux: bool = False,
+           chunk_size: int | None = None) -> Callable:
+    """The Jacobian by reverse mode: the VJPs of every output element at once, as one
+    batched backward sweep (``vmap`` of the VJP over the unit cotangents; ``chunk_size`` of
+    them at a time). Shape: out.shape + x.shape. A tuple of outputs or of ``argnums`` gives
+    tuples, nested outputs-first as ``torch.func`` (``jac[i][j]`` is d out_i / d
+    args[argnums[j]]); ``has_aux``: ``f`` returns ``(output, aux)`` and so does the result.
 
     >>> import duograd as dg
     >>> dg.func.jacrev(lambda x: x * x)(dg.tensor([1.0, 2.0])).numpy()
     array([[2., 0.],
            [0., 4.]])
     """
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"jacrev: `chunk_size` should be greater than 0, got {chunk_size}")
+
     def fn(*args):
         nums = _argnums(argnums, len(args), "jacrev")
         sel = [_as_tensor(args[n]) for n in nums]
-        out, vjp_fn = vjp(_restrict(f, args, nums), *sel)
-        outs = (out,) if isinstance(out, Tensor) else tuple(out)
+        holder: list = []
+        out, vjp_fn = vjp(_restrict(_split_aux(f, has_aux, "jacrev", holder), args, nums), *sel)
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else tuple(out)
         jacs = []  # jacs[i][k]: output i with respect to selected argument k
         for i, o in enumerate(outs):
-            rows = []
-            for j in range(o.numel()):
-                e = np.zeros(o.numel(), dtype=o.dtype)
-                e[j] = 1
-                seed = _wrap(e.reshape(o.shape))
-                cts = seed if isinstance(out, Tensor) else tuple(
-                    seed if m == i else ops.zeros_like_p(p) for m, p in enumerate(outs))
-                rows.append(vjp_fn(cts))
-            jacs.append(tuple(ops.stack([r[k].reshape(-1) for r in rows]).reshape(o.shape + x.shape)
-                              if rows else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype))
-                              for k, x in enumerate(sel)))
-        return _nest(jacs, isinstance(out, Tensor), isinstance(argnums, int))
+            m = o.numel()
+            if m == 0:
+                jacs.append(tuple(_wrap(np.zeros(o.shape + x.shape, dtype=o.dtype)) for x in sel))
+                continue
+            if single:
+                rows = vmap(vjp_fn, chunk_size=chunk_size, _loop_on_access=True)(_basis(m, o.shape, o.dtype))
+            else:
+                others = tuple(None if k == i else ops.zeros_like_p(p) for k, p in enumerate(outs))
+
+                def one(ct, i=i, others=others):
+                    return vjp_fn(tuple(ct if k == i else z for k, z in enumerate(others)))
+                rows = vmap(one, chunk_size=chunk_size, _loop_on_access=True)(_basis(m, o.shape, o.dtype))
+            jacs.append(tuple(r.reshape(o.shape + x.shape) for r, x in zip(rows, sel)))
+        res = _nest(jacs, single, isinstance(argnums, int))
+        return (res, _plain_aux(holder[0])) if has_aux else res
     return fn
 
 
-def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
-    """The Jacobian by forward mode: one JVP per input element. Shape: out.shape + x.shape.
-    Tuples of outputs or of ``argnums`` nest as in ``jacrev``.
+def jacfwd(f: Callable, argnums: Argnums = 0, has_aux: bool = False, *,
+           randomness: str = "error") -> Callable:
+    """The Jacobian by forward mode: the JVPs along every input element at once, one
+    batched forward sweep (``vmap`` of ``jvp`` over the unit tangents). Shape: out.shape +
+    x.shape. Tuples of outputs or of ``argnums`` nest as in ``jacrev``; ``has_aux`` too.
 
     >>> import duograd as dg
     >>> dg.func.jacfwd(lambda x: x * x)(dg.tensor([1.0, 2.0])).numpy()
@@ -212,23 +255,38 @@ def jacfwd(f: Callable, argnums: Argnums = 0) -> Callable:
     def fn(*args):
         nums = _argnums(argnums, len(args), "jacfwd")
         by_arg = []  # by_arg[k][i]: output i with respect to selected argument k
+        aux_out: list = []
+        single = True
         for n in nums:
             x = _as_tensor(args[n])
-            g = _restrict(f, args, (n,))
-            cols = []
-            for k in range(x.numel()):
-                e = np.zeros(x.numel(), dtype=x.dtype)
-                e[k] = 1
-                out, t = jvp(g, (x,), (_wrap(e.reshape(x.shape)),))
-                cols.append((t,) if isinstance(t, Tensor) else t)
-            if not cols:
+            holder: list = []
+            g = _restrict(_split_aux(f, has_aux, "jacfwd", holder), args, (n,))
+            m = x.numel()
+            if m == 0:
                 out = g(x)
-            outs = (out,) if isinstance(out, Tensor) else tuple(out)
-            by_arg.append([ops.stack([c[i].reshape(-1) for c in cols], axis=-1).reshape(o.shape + x.shape)
-                           if cols else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype))
-                           for i, o in enumerate(outs)])
+                single = isinstance(out, Tensor)
+                outs = (out,) if single else tuple(out)
+                by_arg.append([_wrap(np.zeros(o.shape + x.shape, dtype=o.dtype)) for o in outs])
+            else:
+                shown: list = []
+
+                def tangent_of(t, g=g, x=x, shown=shown):
+                    out, t_out = jvp(g, (x,), (t,))
+                    shown.append(out)
+                    return t_out
+                cols = vmap(tangent_of, out_dims=-1, randomness=randomness,
+                            _loop_on_access=True)(_basis(m, x.shape, x.dtype))
+                single = isinstance(cols, Tensor)
+                cols = (cols,) if single else tuple(cols)
+                by_arg.append([c.reshape(tuple(c.shape[:-1]) + x.shape) for c in cols])
+            if holder and not aux_out:
+                aux_out.append(holder[0])
         jacs = [tuple(col[i] for col in by_arg) for i in range(len(by_arg[0]))]
-        return _nest(jacs, isinstance(out, Tensor), isinstance(argnums, int))
+        res = _nest(jacs, single, isinstance(argnums, int))
+        if has_aux:
+            aux = aux_out[0]
+            return res, _plain_aux(aux)
+        return res
     return fn
 
 
@@ -341,7 +399,7 @@ def _select(x: Tensor, d: int, start: int, stop: int | None) -> Tensor:
 
 
 def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
-         chunk_size: int | None = None) -> Callable:
+         chunk_size: int | None = None, _loop_on_access: bool = False) -> Callable:
     """``func`` mapped over a batch dimension of its inputs, as ``torch.func.vmap``: each
     primitive runs once on the whole batch through its batching rule (``duograd.batching``;
     a row without one runs in a loop and warns once). ``in_dims`` says which dimension of
@@ -426,6 +484,9 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             return _vectorised(func, args, kwargs, flat_dims, start, stop, n, randomness, name)
         except _RandomSeen:
             pass
+        except batching.ValueAccessError:
+            if not _loop_on_access:  # jacrev/jacfwd of a rule that reads values: row by row
+                raise
         outs = []  # "different": one example at a time, each with draws of its own
         for b in range(start, stop):
             one = _tree_map(lambda x, d: x if d is None else _select(x, d, b, None), args,
