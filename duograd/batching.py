@@ -52,6 +52,72 @@ class ValueAccessError(RuntimeError):
     """A batched tensor's values were read into Python or NumPy inside ``vmap``."""
 
 
+_ACCESS = ("vmap: a batched tensor's values were read as an array inside vmap (the values "
+           "differ across the batch); this operation is not supported under vmap")
+
+
+class _Placeholder(np.ndarray):
+    """A batched tensor's ``_data``: the example's shape and dtype and no memory. Its values
+    mean nothing, so every NumPy function or ufunc applied to it raises instead of
+    computing garbage (a library function that reads ``_data`` directly); what
+    ``np.asarray`` lets through (it takes a subclass's memory without asking) is NaN, or the
+    most negative integer (an index out of every range)."""
+
+    def __array_ufunc__(self, *args: Any, **kw: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def __array_function__(self, *args: Any, **kw: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def __getitem__(self, key: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def astype(self, *args: Any, **kw: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def tolist(self) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def item(self, *args: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def __iter__(self) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def copy(self, *args: Any, **kw: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def __bool__(self) -> bool:
+        raise ValueAccessError(_ACCESS)
+
+    def __float__(self) -> float:
+        raise ValueAccessError(_ACCESS)
+
+    def __int__(self) -> int:
+        raise ValueAccessError(_ACCESS)
+
+    def __index__(self) -> int:
+        raise ValueAccessError(_ACCESS)
+
+    def __repr__(self) -> str:
+        return f"<batched placeholder shape={self.shape} dtype={self.dtype}>"
+
+    __str__ = __repr__
+
+
+_buffers: dict = {}
+
+
+def _placeholder(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    buf = _buffers.get(dtype)
+    if buf is None:  # a value that shows itself where it leaks (np.asarray sees no hook)
+        kind = dtype.kind
+        fill = np.nan if kind in "fc" else np.iinfo(dtype).min if kind == "i" else \
+            np.iinfo(dtype).max if kind == "u" else 0
+        buf = _buffers[dtype] = np.full(1, fill, dtype=dtype)
+    return np.ndarray.__new__(_Placeholder, shape, dtype, buf, 0, (0,) * len(shape))
+
+
 class BatchedTensor(Tensor):
     """One example's view of a batch inside ``func.vmap``: ``shape`` is the example's,
     ``_value`` holds the batch (batch dimension first), ``_level`` the vmap level."""
@@ -86,7 +152,7 @@ def wrap(value: Tensor, level: int) -> BatchedTensor:
     """``value`` (batch dimension first) as a batched tensor of ``level``."""
     t = _new(BatchedTensor)
     shape = value.shape[1:]
-    t._data = np.broadcast_to(np.zeros((), dtype=value.dtype), shape)
+    t._data = _placeholder(tuple(shape), value.dtype)
     t._grad = t._tangent = None
     t._node = None
     t._value = value
