@@ -464,3 +464,92 @@ def dispatch(op: Primitive, args: tuple, kw: dict) -> Tensor | None:
 
 
 _ctx.batch_call = dispatch
+
+
+# ---------------------------------------------------------------- autograd.Function
+
+class VmapInfo:
+    """What an ``autograd.Function``'s ``vmap`` staticmethod is told: ``batch_size`` and
+    ``randomness``, as torch's ``info``."""
+
+    def __init__(self, batch_size: int, randomness: str) -> None:
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+
+def _own(cls: type, name: str) -> bool:
+    """Whether a subclass of ``autograd.Function`` defines ``name`` itself."""
+    from .autograd.function import Function
+    return any(name in vars(c) for c in cls.__mro__ if c is not Function and c is not object)
+
+
+def function_forward(cls: type, ctx: Any, args: tuple, kwargs: dict, level: int) -> Any:
+    """``cls.forward`` under vmap level ``level``: on the batched tensors themselves
+    (``generate_vmap_rule = True``), by the ``vmap`` staticmethod, or one example at a time
+    (with a warning; ``backward`` then runs per example too)."""
+    from .autograd.engine import no_grad
+    from .autograd.function import FunctionCtx
+    size = batch_size(level)
+    if getattr(cls, "generate_vmap_rule", False):
+        with no_grad():
+            return cls.forward(ctx, *args, **kwargs)
+    in_dims = tuple(0 if type(a) is BatchedTensor and a._level == level else None for a in args)
+    vals = tuple(a._value if d == 0 else a for a, d in zip(args, in_dims))
+    if _own(cls, "vmap"):
+        with no_grad():
+            res = cls.vmap(VmapInfo(size, "error"), in_dims, *vals, **kwargs)
+        if not isinstance(res, tuple) or len(res) != 2:
+            raise RuntimeError(f"{cls.__name__}.vmap must return a tuple (outputs, out_dims)")
+        outs, odims = res
+        many = isinstance(outs, tuple)
+        outs = outs if many else (outs,)
+        odims = odims if isinstance(odims, tuple) else (odims,) * len(outs)
+        if len(odims) != len(outs):
+            raise RuntimeError(f"{cls.__name__}.vmap: {len(outs)} outputs but out_dims {odims}")
+        wrapped = []
+        for o, d in zip(outs, odims):
+            v = _expand(o, size) if d is None else movedim(o, d % o.ndim, 0)
+            wrapped.append(wrap(v, level))
+        result = tuple(wrapped) if many else wrapped[0]
+        # what backward reads: setup_context on the batched tensors where the class has
+        # one; otherwise forward (its ctx only) on them, when a gradient can be asked for
+        if _own(cls, "setup_context"):
+            cls.setup_context(ctx, args, result)
+        elif any(ctx.needs_input_grad) or any(type(a) is BatchedTensor and a._node is not None
+                                              for a in args):
+            with no_grad():
+                cls.forward(ctx, *args, **kwargs)
+        return result
+    if cls.__name__ not in _warned:
+        _warned.add(cls.__name__)
+        warnings.warn(f"vmap: there is a performance drop because the autograd.Function "
+                      f"'{cls.__name__}' has neither a vmap staticmethod nor "
+                      "generate_vmap_rule = True; it runs in a loop over the batch, one call "
+                      "per example", UserWarning, stacklevel=4)
+    ctxs, results = [], []
+    for b in range(size):
+        one = [ops.getitem_p(v, index=(b,), basic=True) if d == 0 else v
+               for v, d in zip(vals, in_dims)]
+        c = FunctionCtx(ctx.needs_input_grad)
+        c._name = cls.__name__
+        with no_grad():
+            results.append(cls.forward(c, *one, **kwargs))
+        ctxs.append(c)
+    many = isinstance(results[0], tuple)
+    cols = list(zip(*results)) if many else [results]
+    outs = tuple(wrap(ops.stack(list(col), 0), level) for col in cols)
+
+    def backward_per_example(gs: tuple) -> tuple:
+        per = []
+        for b, c in enumerate(ctxs):
+            gb = [ops.getitem_p(g._value, index=(b,), basic=True)
+                  if type(g) is BatchedTensor and g._level == level else g for g in gs]
+            r = cls.backward(c, *gb)
+            per.append(r if isinstance(r, tuple) else (r,))
+        res = []
+        for col in zip(*per):
+            res.append(None if col[0] is None else wrap(ops.stack(list(col), 0), level))
+        return tuple(res)
+
+    ctx._loop = backward_per_example
+    return outs if many else outs[0]

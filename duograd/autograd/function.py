@@ -12,7 +12,25 @@ from __future__ import annotations
 from typing import Any
 
 from .._tensor import Tensor
+from .. import _context as _ctx
 from .engine import Primitive, no_grad, zeros_like_p
+
+def _batched_level(args: tuple) -> int | None:
+    """The innermost ``func.vmap`` level among ``args`` (None: none is batched)."""
+    if not _ctx.batch_levels:
+        return None
+    levels = [a._level for a in args if hasattr(a, "_level") and isinstance(a, Tensor)]
+    return max(levels) if levels else None
+
+
+def _given(o: Tensor, level: int) -> Any:
+    """A batching rule that returns forward's batched output ``o`` (computed already)."""
+    def rule(args: tuple, dims: tuple) -> tuple:
+        if getattr(o, "_level", None) == level:
+            return o._value, 0
+        return o, None
+    return rule
+
 
 class FunctionCtx:
     """The ``ctx`` of a ``Function``: what ``forward`` keeps for ``backward``."""
@@ -24,6 +42,7 @@ class FunctionCtx:
         self._non_differentiable: set[int] = set()
         self._outputs: dict[int, Tensor] = {}   # id(forward's output) -> the node returned
         self._last: tuple = (None, None)         # (the cotangents, backward's result) cached
+        self._loop: Any = None                   # under vmap without a rule: backward per example
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep ``tensors`` (inputs, outputs, or None) for ``backward``."""
@@ -90,8 +109,13 @@ class Function:
         name = cls.__name__
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
         ctx._name = name
-        with no_grad():
-            result = cls.forward(ctx, *args, **kwargs)
+        level = _batched_level(args)
+        if level is None:
+            with no_grad():
+                result = cls.forward(ctx, *args, **kwargs)
+        else:  # inside func.vmap: generate_vmap_rule, the vmap staticmethod, or a loop
+            from .. import batching
+            result = batching.function_forward(cls, ctx, args, kwargs, level)
         many = isinstance(result, tuple)
         outs = result if many else (result,)
         for i, o in enumerate(outs):
@@ -108,7 +132,7 @@ class Function:
             if ctx._last[0] is g:
                 return ctx._last[1]
             gs = tuple(g if j == k else zeros_like_p(o_node) for j, o_node in enumerate(nodes))
-            res = cls.backward(ctx, *gs)
+            res = cls.backward(ctx, *gs) if ctx._loop is None else ctx._loop(gs)
             res = res if isinstance(res, tuple) else (res,)
             if len(res) != len(args):
                 raise RuntimeError(f"{name}.backward returned an incorrect number of gradients "
@@ -134,11 +158,14 @@ class Function:
         for k, o in enumerate(outs):
             data = o._data
             label = name if n_out == 1 else f"{name}[{k}]"
+            # under vmap, the row's batching rule hands on the batch forward computed
+            given = None if level is None else _given(o, level)
             if id(o) in ctx._non_differentiable:
-                prim = Primitive(label, lambda *xs, data=data: data, differentiable=False)
+                prim = Primitive(label, lambda *xs, data=data: data, differentiable=False,
+                                 batch=given)
             else:
                 prim = Primitive(label, lambda *xs, data=data: data,
-                                 vjp=tuple(rule_for(k, i) for i in range(len(inputs))))
+                                 vjp=tuple(rule_for(k, i) for i in range(len(inputs))), batch=given)
             node = prim(*inputs) if inputs else o
             ctx._outputs[id(o)] = node
             nodes.append(node)
