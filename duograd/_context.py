@@ -173,7 +173,7 @@ def refresh() -> None:
     hit = _memo.get(key)
     if hit is not None:
         g.update(hit)
-        g["watching"] = bool(on_call) or bool(fwd_active) or bool(batch_levels)
+        g["watching"] = bool(on_call) or bool(fwd_active)
         return
     start = 0
     for k, lst in enumerate(_stack):
@@ -188,7 +188,7 @@ def refresh() -> None:
                 tables[ev].append(m)
     for ev, methods in tables.items():
         g[ev] = tuple(methods)
-    g["watching"] = bool(on_call) or bool(fwd_active) or bool(batch_levels)
+    g["watching"] = bool(on_call) or bool(fwd_active)
     g["any_listener"] = bool(seen)
     g["backward_watched"] = bool(on_pass or on_node or on_edge or on_done)
     if len(_memo) > 16:

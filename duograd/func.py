@@ -504,7 +504,6 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             return batching.wrap(batching.movedim(v, d, 0), level)
 
         _ctx.batch_levels.append((level, n))
-        _ctx.refresh()
         listener = _RandomWatch(watch) if watch is not None else None
         try:
             if listener is not None:
@@ -518,7 +517,6 @@ def vmap(func: Callable, in_dims: Any = 0, out_dims: Any = 0, randomness: str = 
             return _tree_map(lambda o, d: _leave(o, d, level, n, name), out, out_dims, "out_dims")
         finally:
             _ctx.batch_levels.remove((level, n))
-            _ctx.refresh()
 
     return wrapped
 

@@ -276,23 +276,33 @@ class Primitive:
     def __call__(self, *args: Any, **kw: Any) -> Tensor:
         # By arity: unpacking a list for the common cases costs more than the branch. The
         # fast path: every operand is already a Tensor, and two of them have one dtype.
-        if _ctx.watching and _ctx.batch_levels:  # inside func.vmap: batched operands?
-            done = _ctx.batch_call(self, args, kw)
-            if done is not None:
-                return done
+        # A batched operand (func.vmap's BatchedTensor, a subclass) is never of type Tensor,
+        # so the test for one costs the fast path nothing.
         xs, n = args, len(args)
         if n == 2:
             x, y = args
             if type(x) is not Tensor or type(y) is not Tensor or \
                     x._data.dtype is not y._data.dtype and self.promote is not None:
+                if _ctx.batch_levels:
+                    done = _ctx.batch_call(self, args, kw)
+                    if done is not None:
+                        return done
                 xs = x, y = _lift_all(self.name, args, self.promote or "elementwise")
         elif n == 1:
             x = args[0]
             if type(x) is not Tensor:
+                if _ctx.batch_levels:
+                    done = _ctx.batch_call(self, args, kw)
+                    if done is not None:
+                        return done
                 xs = (x,) = _lift_all(self.name, args)
         else:
             for a in args:
                 if type(a) is not Tensor:
+                    if _ctx.batch_levels:
+                        done = _ctx.batch_call(self, args, kw)
+                        if done is not None:
+                            return done
                     xs = _lift_all(self.name, args)
                     break
         try:
