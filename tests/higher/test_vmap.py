@@ -59,7 +59,7 @@ FAMILIES = {
     "cast": (lambda x: (x > 0).to(dg.float64) + x.to(dg.float32).to(dg.float64), (A,), (0,)),
     # reductions and running ops: the axes shift
     "sum/mean": (lambda x: x.sum(0) + x.mean(-1).sum() + x.sum(), (A,), (0,)),
-    "max/min/dim": (lambda x: x.max(-1).values + x.amin(0) + x.max(), (A,), (0,)),
+    "max/min/dim": (lambda x: x.max(-1).values.sum() + x.amin(0) + x.max(), (A,), (0,)),
     "logsumexp/softmax": (lambda x: x.logsumexp(1) + F.log_softmax(x, -1).sum(-1), (A,), (0,)),
     "var/cumsum/prod": (lambda x: x.var(-1) + x.cumsum(0).sum(-1) + x.prod(0).sum(), (A,), (0,)),
     "argmax": (lambda x: x.argmax(-1), (A,), (0,)),
@@ -80,18 +80,19 @@ FAMILIES = {
     "matmul vec-vec": (lambda x, y: x @ y, (B, B), (0, 0)),
     "matmul batched mats": (lambda x, y: x @ y, (R.standard_normal((4, 2, 3, 5)), M),
                             (0, 0)),
-    "linear": (lambda x, w: F.linear(x, w) if hasattr(F, "linear") else x @ w.T,
-               (A, W.T), (0, None)),
-    "linear batched weight": (lambda x, w: dg.nn.Linear.forward.__globals__["linear_p"](x, w)
-                              if "linear_p" in dg.nn.Linear.forward.__globals__ else x @ w.T,
-                              (A, R.standard_normal((4, 2, 5))), (0, 0)),
 }
+
+
+# bit for bit: the elementwise and shape families (a product, or a sum over several axes at
+# once, may add in another order batched, so those are held to 1e-15)
+EXACT = {"unary", "binary shared", "pow/max/abs", "compare/where", "in_dim 1", "in_dim -1", "cast",
+         "argmax", "reshape/permute", "transpose/unsqueeze", "getitem basic", "cat shared"}
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))
 def test_vmap_of_each_family_matches_a_loop(name):
     f, args, in_dims = FAMILIES[name]
-    _check(f, args, in_dims, exact="matmul" not in name and "linear" not in name)
+    _check(f, args, in_dims, exact=name in EXACT)
 
 
 def test_the_linear_row_batched_both_ways():
@@ -106,7 +107,7 @@ def test_nested_vmap_matches_two_loops():
     x, y = R.standard_normal((3, 4, 5)), R.standard_normal((4, 5))
 
     def f(a, b):
-        return (a * b).sum(-1) @ b + a.max()
+        return (a[:, None] * b).sum(0) @ b + a.max()
     out = func.vmap(func.vmap(f, in_dims=(0, 0)), in_dims=(0, None))(dg.tensor(x), dg.tensor(y))
     want = np.stack([np.stack([f(dg.tensor(x[i, j]), dg.tensor(y[j])).numpy() for j in range(4)])
                      for i in range(3)])
@@ -294,19 +295,20 @@ def test_per_sample_gradients_of_an_mlp_match_torch_func(torch):
     ps = [R.standard_normal(s) * 0.5 for s in shapes]
     x, y = R.standard_normal((16, 6)), R.standard_normal((16, 2))
 
-    def loss_one(params, xi, yi):  # one example, batched by vmap (torch's tutorial)
-        return _loss(params, xi[None], yi[None])
-    ours = func.vmap(func.grad(loss_one), in_dims=(None, 0, 0))(
-        tuple(dg.tensor(p) for p in ps), dg.tensor(x), dg.tensor(y))
-    tps = tuple(torch.tensor(p) for p in ps)
-    theirs = torch.func.vmap(torch.func.grad(loss_one), in_dims=(None, 0, 0))(
-        tps, torch.tensor(x), torch.tensor(y))
+    def loss_one(w1, b1, w2, b2, xi, yi):  # one example, batched by vmap (torch's tutorial)
+        return _loss((w1, b1, w2, b2), xi[None], yi[None])
+    dims = (None,) * 4 + (0, 0)
+    ours = func.vmap(func.grad(loss_one, argnums=(0, 1, 2, 3)), in_dims=dims)(
+        *[dg.tensor(p) for p in ps], dg.tensor(x), dg.tensor(y))
+    theirs = torch.func.vmap(torch.func.grad(loss_one, argnums=(0, 1, 2, 3)), in_dims=dims)(
+        *[torch.tensor(p) for p in ps], torch.tensor(x), torch.tensor(y))
     for a, b in zip(ours, theirs):
         assert tuple(a.shape) == tuple(b.shape)
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-13)
     # and the loop of single-example backwards
     for i in (0, 7):
-        one = func.grad(loss_one)(tuple(dg.tensor(p) for p in ps), dg.tensor(x[i]), dg.tensor(y[i]))
+        one = func.grad(loss_one, argnums=(0, 1, 2, 3))(*[dg.tensor(p) for p in ps],
+                                                         dg.tensor(x[i]), dg.tensor(y[i]))
         for a, b in zip(ours, one):
             np.testing.assert_allclose(a.numpy()[i], b.numpy(), rtol=1e-13, atol=1e-14)
 
