@@ -118,6 +118,11 @@ __all__ += [
     "set_num_threads", "use_deterministic_algorithms",
 ]
 
+# branch vmap: torch.vmap is torch.func.vmap
+from .func import vmap  # noqa: E402
+
+__all__ += ["vmap"]
+
 # branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and
 # torch's parameter names, ``axis=``, ``out=`` and the factory keywords on every public function
 # (torch_signatures.py; applied last, to whatever the lines above export).

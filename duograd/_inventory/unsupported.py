@@ -235,7 +235,7 @@ NOT_BUILT_YET: dict[str, frozenset[str]] = {
         'uint16', 'uint32', 'uint64', 'uint8', 'unbind_copy', 'unfold_copy', 'unique_consecutive',
         'unravel_index', 'unsafe_chunk', 'unsafe_split', 'unsafe_split_with_sizes', 'unsqueeze_copy', 'utils',
         'values_copy', 'vander', 'var_mean', 'vdot', 'version', 'view_as_complex', 'view_as_complex_copy',
-        'view_as_real', 'view_as_real_copy', 'view_copy', 'vmap', 'vsplit', 'vstack', 'while_loop', 'xlogy',
+        'view_as_real', 'view_as_real_copy', 'view_copy', 'vsplit', 'vstack', 'while_loop', 'xlogy',
         'xlogy_', 'zero_',
     }),
     'torch.nn.functional': frozenset({
@@ -305,7 +305,7 @@ NOT_BUILT_YET: dict[str, frozenset[str]] = {
     }),
     'torch.func': frozenset({
         'debug_unwrap', 'functional_call', 'functionalize', 'grad_and_value', 'linearize', 'rearrange',
-        'replace_all_batch_norm_modules_', 'stack_module_state', 'vmap',
+        'replace_all_batch_norm_modules_', 'stack_module_state',
     }),
     'torch.autograd': frozenset({
         'NestedIOFunction', 'Variable', 'anomaly_mode', 'detect_anomaly', 'enforce_grad_layout_policy',

@@ -175,3 +175,9 @@ COVERED_BY.update({
     "nn.utils.rnn.unpad_sequence": _RNN_UTILS + "test_pack_sequence_unpack_and_unpad_match_torch",
     "nn.utils.rnn.invert_permutation": _RNN_UTILS + "test_pack_padded_then_pad_packed_match_torch",
 })
+
+# branch vmap: the batching interpreter, against loops over the batch and torch.func.vmap
+COVERED_BY.update({
+    "dg.vmap": "tests/higher/test_vmap.py::test_compositions_in_every_order_match_torch_func",
+    "func.vmap": "tests/higher/test_vmap.py::test_vmap_in_dims_out_dims_forms_match_torch",
+})
