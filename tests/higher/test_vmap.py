@@ -127,7 +127,7 @@ def test_chunk_size_gives_the_same_result_and_out_dims_place_the_batch():
 
 def test_pytree_in_dims_dicts_and_lists():
     x, y = R.standard_normal((3, 2)), R.standard_normal((2, 3))
-    f = func.vmap(lambda d, l: d["a"] * l[0] + l[1], in_dims=({"a": 0}, [1, None]))
+    f = func.vmap(lambda d, ls: d["a"] * ls[0] + ls[1], in_dims=({"a": 0}, [1, None]))
     out = f({"a": dg.tensor(x)}, [dg.tensor(y), dg.tensor(1.5)])
     np.testing.assert_array_equal(out.numpy(), x * y.T + 1.5)
 
