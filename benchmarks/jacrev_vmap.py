@@ -1,9 +1,10 @@
 """jacrev of a 64 -> 64 tanh MLP's output with respect to its input: the median of 15 calls.
 
-    python benchmarks/jacrev_vmap.py OUT.npy     # saves the Jacobian, to compare two trees
+    python benchmarks/jacrev_vmap.py
+    JAC_OUT=j.npy python benchmarks/jacrev_vmap.py    # also saves the Jacobian (to compare trees)
 """
+import os
 import statistics
-import sys
 import time
 
 import numpy as np
@@ -28,5 +29,5 @@ for _ in range(15):
     jac(x)
     ts.append(time.perf_counter() - t0)
 print(f"{dg.__file__}: jacrev 64->64 tanh MLP: median {statistics.median(ts) * 1e3:.2f} ms over 15")
-if len(sys.argv) > 1:
-    np.save(sys.argv[1], j.numpy())
+if os.environ.get("JAC_OUT"):
+    np.save(os.environ["JAC_OUT"], j.numpy())
