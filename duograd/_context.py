@@ -72,6 +72,8 @@ from typing import Any, Callable
 grad_enabled = True              # whether primitive calls record the graph
 fwd_active: set[int] = set()     # levels of the jvp calls in progress
 fwd_below = float("inf")         # only levels below this propagate (masking while a rule runs)
+batch_levels: list = []          # the func.vmap levels in progress (innermost last)
+batch_call: Callable | None = None  # duograd.batching's dispatch (set when it is imported)
 
 
 def set_grad_mode(mode: bool) -> bool:

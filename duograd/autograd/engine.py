@@ -171,20 +171,26 @@ class Primitive:
       differences of ``forward`` (False where ``forward`` is not the op's real work).
     - ``shape_only``: the result depends on the input's shape and dtype alone (the
       seed of ones), so a replay computes it once, at recording time.
+    - ``batch``: the batching rule ``batch(args, dims, **kw) -> (out, out_dim)`` that
+      ``func.vmap`` runs the op by: ``args`` the inputs with their batch dimension in
+      (``dims[i]``, None for an input that is not batched), ``out`` the batched result and
+      ``out_dim`` where its batch dimension is. None: derived from the other facts where
+      they say enough (``duograd.batching``: elementwise rows, reductions, shape ops),
+      otherwise a loop over the batch that warns once.
     - ``promote``: how operands of different dtypes meet (``_tensor._lift_all``, the one
       promotion rule): "elementwise" (torch's table; the default of an elementwise op or a
       selector), "matmul" (one category, torch's error otherwise), or None (the op decides).
     """
 
     __slots__ = ("name", "forward", "vjp", "jvp", "differentiable", "replay", "view", "broadcast",
-                 "checkable", "shape_only", "promote", "_reads")
+                 "checkable", "shape_only", "promote", "batch", "_reads")
 
     def __init__(self, name: str, forward: Callable[..., np.ndarray],
                  vjp: Sequence[Callable] | None = None,
                  jvp: Sequence[Callable] | str | None = None, differentiable: bool = True, *,
                  replay: Callable[..., Any] | None = None, view: bool = False,
                  broadcast: bool = False, checkable: bool = True, shape_only: bool = False,
-                 promote: str | None = "auto") -> None:
+                 promote: str | None = "auto", batch: Callable[..., Any] | None = None) -> None:
         self.name = name
         self.forward = forward
         self.vjp = tuple(vjp) if vjp is not None else None
@@ -198,6 +204,7 @@ class Primitive:
         if promote == "auto":  # operands of an elementwise op (or a selector) share a dtype
             promote = "elementwise" if jvp == ELEMENTWISE or not differentiable else None
         self.promote = promote
+        self.batch = batch
         self._reads = None
 
     def __repr__(self) -> str:
@@ -269,19 +276,33 @@ class Primitive:
     def __call__(self, *args: Any, **kw: Any) -> Tensor:
         # By arity: unpacking a list for the common cases costs more than the branch. The
         # fast path: every operand is already a Tensor, and two of them have one dtype.
+        # A batched operand (func.vmap's BatchedTensor, a subclass) is never of type Tensor,
+        # so the test for one costs the fast path nothing.
         xs, n = args, len(args)
         if n == 2:
             x, y = args
             if type(x) is not Tensor or type(y) is not Tensor or \
                     x._data.dtype is not y._data.dtype and self.promote is not None:
+                if _ctx.batch_levels:
+                    done = _ctx.batch_call(self, args, kw)
+                    if done is not None:
+                        return done
                 xs = x, y = _lift_all(self.name, args, self.promote or "elementwise")
         elif n == 1:
             x = args[0]
             if type(x) is not Tensor:
+                if _ctx.batch_levels:
+                    done = _ctx.batch_call(self, args, kw)
+                    if done is not None:
+                        return done
                 xs = (x,) = _lift_all(self.name, args)
         else:
             for a in args:
                 if type(a) is not Tensor:
+                    if _ctx.batch_levels:
+                        done = _ctx.batch_call(self, args, kw)
+                        if done is not None:
+                            return done
                     xs = _lift_all(self.name, args)
                     break
         try:
@@ -337,6 +358,27 @@ class Primitive:
             if _ctx.fwd_active:  # after the listeners: the tangent rules read out
                 _push_tangents(self, out, xs, kw)
         return out
+
+
+def _record(op: Primitive, xs: tuple[Tensor, ...], kw: dict, out: Tensor) -> Tensor:
+    """The tail of ``Primitive.__call__`` for a result computed elsewhere (``func.vmap``'s
+    batching rules): record ``out``'s node, tell the listeners, push the tangents."""
+    if _ctx.grad_enabled and op.differentiable:
+        edges = tuple([a._node for a in xs])
+        if edges.count(None) != len(xs):
+            node = _new(Node)
+            node.op, node.next, node.inputs, node.kw = op, edges, xs, kw
+            node.stamp, node.extra = _versions.clock, None
+            out._node = node
+            if _ctx.packing:
+                _pack(node, out)
+    if _ctx.on_call:
+        call = (op, xs, kw, out)
+        for f in _ctx.on_call:
+            f(call)
+    if _ctx.fwd_active:
+        _push_tangents(op, out, xs, kw)
+    return out
 
 
 def _forward_error(op: Primitive, e: Exception, xs: tuple[Tensor, ...]) -> Exception:

@@ -36,6 +36,23 @@ from .engine import Primitive, is_grad_enabled, no_grad, zeros_like_p
 __all__ = ["Function", "FunctionCtx", "once_differentiable"]
 
 
+def _batched_level(args: tuple) -> int | None:
+    """The innermost ``func.vmap`` level among ``args`` (None: none is batched)."""
+    if not _ctx.batch_levels:
+        return None
+    levels = [a._level for a in args if hasattr(a, "_level") and isinstance(a, Tensor)]
+    return max(levels) if levels else None
+
+
+def _given(o: Tensor, level: int) -> Any:
+    """A batching rule that returns forward's batched output ``o`` (computed already)."""
+    def rule(args: tuple, dims: tuple) -> tuple:
+        if getattr(o, "_level", None) == level:
+            return o._value, 0
+        return o, None
+    return rule
+
+
 class FunctionCtx:
     """The ``ctx`` of a ``Function``: what ``forward`` keeps for ``backward`` and ``jvp``."""
 
@@ -52,6 +69,7 @@ class FunctionCtx:
         self._last: dict = {}                   # output k -> (its cotangent, backward's result)
         self._last_jvp: dict = {}               # input i -> (its tangent, jvp's result)
         self._name = "Function"
+        self._loop: Any = None                  # under vmap without a rule: backward per example
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep ``tensors`` (inputs, outputs, or None) for ``backward``."""
@@ -212,14 +230,15 @@ class Function:
         name = cls.__name__
         ctx = FunctionCtx(tuple(isinstance(a, Tensor) and a.requires_grad for a in args))
         ctx._name = name
+        level = _batched_level(args)
         masked = _ctx.mask_levels(0)  # the forward sees no tangents: jvp gives them
         try:
-            with no_grad():
-                if _defines(cls, "setup_context"):
-                    result = cls.forward(*args, **kwargs)
-                    cls.setup_context(ctx, args, result)
-                else:
-                    result = cls.forward(ctx, *args, **kwargs)
+            if level is None:
+                with no_grad():
+                    result = _forward(cls, ctx, args, kwargs)
+            else:  # inside func.vmap: generate_vmap_rule, the vmap staticmethod, or a loop
+                from .. import batching  # noqa: PLC0415
+                result = batching.function_forward(cls, ctx, args, kwargs, level)
         finally:
             _ctx.mask_levels(masked)
         many = isinstance(result, tuple)
@@ -240,7 +259,7 @@ class Function:
                 return last[1]
             gs = tuple(g if j == k else (zeros_like_p(o_node) if ctx.materialize_grads else None)
                        for j, o_node in enumerate(nodes))
-            res = backward(ctx, *gs)
+            res = backward(ctx, *gs) if ctx._loop is None else ctx._loop(gs)
             res = res if isinstance(res, tuple) else (res,)
             if len(res) != len(args):
                 raise RuntimeError(f"{name}.backward returned an incorrect number of gradients "
@@ -292,20 +311,32 @@ class Function:
         for k, o in enumerate(outs):
             data = o._data
             label = name if len(outs) == 1 else f"{name}[{k}]"
+            # under vmap, the row's batching rule hands on the batch forward computed
+            given = None if level is None else _given(o, level)
             if id(o) in ctx._non_differentiable:
                 prim = Primitive(label, lambda *xs, data=data: data, differentiable=False,
-                                 checkable=False)
+                                 checkable=False, batch=given)
             else:
                 prim = Primitive(label, lambda *xs, data=data: data,
                                  vjp=tuple(rule_for(k, i) for i in range(len(inputs))),
                                  jvp=tuple(jvp_for(k, i) for i in range(len(inputs))),
-                                 checkable=False)
+                                 checkable=False, batch=given)
             node = prim(*inputs) if inputs else o
             if id(o) in ctx._dirty and node is not o:
                 node = _dirtied(o, node, args, name)
             ctx._outputs[id(o)] = node
             nodes.append(node)
         return tuple(nodes) if many else nodes[0]
+
+
+def _forward(cls: type, ctx: FunctionCtx, args: tuple, kwargs: dict) -> Any:
+    """``cls.forward`` in either style: ``forward(ctx, ...)``, or ``forward(...)`` followed by
+    ``setup_context(ctx, inputs, output)``."""
+    if _defines(cls, "setup_context"):
+        result = cls.forward(*args, **kwargs)
+        cls.setup_context(ctx, args, result)
+        return result
+    return cls.forward(ctx, *args, **kwargs)
 
 
 def _dirtied(o: Tensor, node: Tensor, args: tuple, name: str) -> Tensor:

@@ -335,3 +335,9 @@ COVERED_BY.update({
     "dg.cond": "tests/ops/test_names2_primitives.py::test_cond_and_while_loop_run_eagerly",
     "dg.while_loop": "tests/ops/test_names2_primitives.py::test_cond_and_while_loop_run_eagerly",
 })
+
+# branch vmap: the batching interpreter, against loops over the batch and torch.func.vmap
+COVERED_BY.update({
+    "dg.vmap": "tests/higher/test_vmap.py::test_compositions_in_every_order_match_torch_func",
+    "func.vmap": "tests/higher/test_vmap.py::test_vmap_in_dims_out_dims_forms_match_torch",
+})
