@@ -119,7 +119,6 @@ __all__ += [
     "set_num_threads", "use_deterministic_algorithms",
 ]
 
-<<<<<<< HEAD
 # branch `names2`: torch.linalg's decompositions and their torch.*/Tensor twins, torch.special,
 # and more of torch's functions (splits, scatters, statistics, in-place twins, legacy constructors)
 from . import linalg_more as _linalg_more  # noqa: E402
@@ -133,12 +132,10 @@ _more_ops.install(globals())
 _more_ops.install_extra(globals())
 _more_ops.install_more(globals())
 __all__ += sorted(_more_ops.TORCH)  # (the legacy constructors are classes: not in __all__)
-=======
 # branch vmap: torch.vmap is torch.func.vmap
 from .func import vmap  # noqa: E402
 
 __all__ += ["vmap"]
->>>>>>> vmap
 
 # branch `methods`: torch's functions composed of the rows (tensor_api.py), torch's aliases, and
 # torch's parameter names, ``axis=``, ``out=`` and the factory keywords on every public function
