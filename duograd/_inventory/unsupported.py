@@ -142,7 +142,7 @@ NOT_BUILT_YET: dict[str, frozenset[str]] = {
         'set_autocast_xla_dtype', 'short', 'signal', 'slice_inverse', 'stft', 'svd_lowrank', 'testing',
         'thread_safe_generator', 'to_dlpack', 'torch_version', 'types', 'uint16', 'uint32', 'uint64', 'uint8',
         'values_copy', 'version', 'view_as_complex', 'view_as_complex_copy', 'view_as_real',
-        'view_as_real_copy', 'vmap',
+        'view_as_real_copy',
     }),
     'torch.nn.functional': frozenset({
         'ScalingType', 'SwizzleType', 'assert_int_or_pair', 'boolean_dispatch', 'grouped_mm',
@@ -162,7 +162,7 @@ NOT_BUILT_YET: dict[str, frozenset[str]] = {
         'runtime_validation_disabled',
     }),
     'torch.func': frozenset({
-        'debug_unwrap', 'functionalize', 'linearize', 'rearrange', 'replace_all_batch_norm_modules_', 'vmap',
+        'debug_unwrap', 'functionalize', 'linearize', 'rearrange', 'replace_all_batch_norm_modules_',
     }),
     'torch.autograd': frozenset({
         'NestedIOFunction', 'Variable', 'anomaly_mode', 'detect_anomaly', 'enforce_grad_layout_policy',

@@ -364,7 +364,7 @@ def _record(op: Primitive, xs: tuple[Tensor, ...], kw: dict, out: Tensor) -> Ten
     """The tail of ``Primitive.__call__`` for a result computed elsewhere (``func.vmap``'s
     batching rules): record ``out``'s node, tell the listeners, push the tangents."""
     if _ctx.grad_enabled and op.differentiable:
-        edges = tuple([a._node for a in xs])
+        edges = tuple([a if a._node is LEAF else a._node for a in xs])  # graph keys, as above
         if edges.count(None) != len(xs):
             node = _new(Node)
             node.op, node.next, node.inputs, node.kw = op, edges, xs, kw
