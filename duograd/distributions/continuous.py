@@ -60,7 +60,32 @@ def _standard_gamma(alpha: Tensor) -> Tensor:
     return standard_gamma_p(alpha, _noise("random", alpha.shape, alpha.dtype))
 
 
-class Normal(Distribution):
+class _LocScale(Distribution):
+    """What the location-scale families here share: ``loc`` and ``scale`` broadcast
+    together, the batch shape theirs, and the mean and the mode at ``loc``."""
+
+    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(self.loc.shape, validate_args=validate_args)
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if cls.__module__ == __name__:  # the family a user's subclass expands as (torch's check)
+            cls._family = cls
+
+    def expand(self, batch_shape: Any, _instance: Any = None) -> Any:
+        return _expand(self, self._family, batch_shape, ("loc", "scale"), _instance)
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc
+
+
+class Normal(_LocScale):
     """N(loc, scale^2), as ``torch.distributions.Normal``.
 
     >>> import duograd as dg
@@ -72,21 +97,6 @@ class Normal(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Normal":
-        return _expand(self, Normal, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:
@@ -232,7 +242,7 @@ class Exponential(Distribution):
         return 1.0 - self.rate.log()
 
 
-class Laplace(Distribution):
+class Laplace(_LocScale):
     """Laplace(loc, scale), density exp(-|x - loc| / scale) / (2 scale).
 
     >>> import duograd as dg
@@ -243,21 +253,6 @@ class Laplace(Distribution):
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    def expand(self, batch_shape: Any, _instance: Any = None) -> "Laplace":
-        return _expand(self, Laplace, batch_shape, ("loc", "scale"), _instance)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:

@@ -125,49 +125,27 @@ class ModuleList(Module):
         self._list.insert(index, _check_module(module, "ModuleList.insert"))
 
 
-class ModuleDict(Module):
-    """An ordered dict of modules, named by their keys as torch names them.
+class _Entries(Module):
+    """What ``ModuleDict`` and ``ParameterDict`` share: an ordered dict of named entries
+    (``_dict``), reached by key or as an attribute, with the mapping methods. A subclass
+    defines ``__setitem__`` (what an entry may be)."""
 
-    >>> from duograd import nn
-    >>> heads = nn.ModuleDict({"norm": nn.LayerNorm(2), "id": nn.Identity()})
-    >>> list(heads.keys()), list(heads.state_dict())
-    (['norm', 'id'], ['norm.weight', 'norm.bias'])
-    """
-
-    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
-        self._dict: dict[str, Module] = {}
-        if modules is not None:
-            self.update(modules)
+    def __init__(self, entries: Any = None) -> None:
+        self.__dict__["_dict"] = {}
+        if entries is not None:
+            self.update(entries)
 
     def _members(self) -> Iterator[tuple[str, Any]]:
         return iter(list(self._dict.items()))
 
-    def __getitem__(self, key: str) -> Module:
+    def __getitem__(self, key: str) -> Any:
         return self._dict[key]
 
-    def __getattr__(self, key: str) -> Module:
-        """An entry as an attribute (``self.transformer.wte``), as torch.
-
-        >>> from duograd import nn
-        >>> d = nn.ModuleDict({"wte": nn.Identity()})
-        >>> d.wte is d["wte"]
-        True
-        """
+    def __getattr__(self, key: str) -> Any:
         entries = self.__dict__.get("_dict")
         if entries is not None and key in entries:
             return entries[key]
-        raise AttributeError(f"'ModuleDict' object has no attribute '{key}'")
-
-    def __setattr__(self, key: str, value: Any) -> None:
-        if isinstance(value, Module) and not key.startswith("_"):
-            self[key] = value
-        else:
-            object.__setattr__(self, key, value)
-
-    def __setitem__(self, key: str, module: Module) -> None:
-        if not isinstance(key, str) or "." in key or not key:
-            raise KeyError(f"ModuleDict: invalid key {key!r} (a non-empty string without '.')")
-        self._dict[key] = _check_module(module, "ModuleDict")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{key}'")
 
     def __delitem__(self, key: str) -> None:
         del self._dict[key]
@@ -190,13 +168,38 @@ class ModuleDict(Module):
     def items(self) -> Any:
         return self._dict.items()
 
-    def pop(self, key: str) -> Module:
+    def pop(self, key: str) -> Any:
         return self._dict.pop(key)
 
     def clear(self) -> None:
         self._dict.clear()
 
-    def update(self, modules: Any) -> None:
-        items = modules.items() if isinstance(modules, Mapping) else modules
-        for k, m in items:
-            self[k] = m
+    def update(self, entries: Any) -> None:
+        items = entries.items() if isinstance(entries, Mapping) else entries
+        for k, v in items:
+            self[k] = v
+
+
+class ModuleDict(_Entries):
+    """An ordered dict of modules, named by their keys as torch names them; an entry is
+    reached as an attribute too (``self.transformer.wte``), as torch.
+
+    >>> from duograd import nn
+    >>> heads = nn.ModuleDict({"norm": nn.LayerNorm(2), "id": nn.Identity()})
+    >>> list(heads.keys()), list(heads.state_dict()), heads.id is heads["id"]
+    (['norm', 'id'], ['norm.weight', 'norm.bias'], True)
+    """
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+        super().__init__(modules)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if isinstance(value, Module) and not key.startswith("_"):
+            self[key] = value
+        else:
+            object.__setattr__(self, key, value)
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        if not isinstance(key, str) or "." in key or not key:
+            raise KeyError(f"ModuleDict: invalid key {key!r} (a non-empty string without '.')")
+        self._dict[key] = _check_module(module, "ModuleDict")

@@ -16,7 +16,7 @@ array([[[3., 2., 1., 2., 3., 2., 1.]]])
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .. import conv as C
 from .._tensor import Tensor, _as_tensor, tensor
 from ..random import as_rng
 from . import _functional_more as M
-from .containers import Parameter
+from .containers import Parameter, _Entries
 from .modules import Linear, Module
 from .normalization import _BatchNorm
 
@@ -1098,7 +1098,7 @@ class ParameterList(Module):
         return "ParameterList(\n" + "\n".join(lines) + "\n)" if lines else "ParameterList()"
 
 
-class ParameterDict(Module):
+class ParameterDict(_Entries):
     """An ordered dict of parameters, named by their keys (a Tensor added is made a
     ``Parameter``), as ``torch.nn.ParameterDict``.
 
@@ -1109,58 +1109,14 @@ class ParameterDict(Module):
     >>> list(pd.state_dict()), pd.scale.shape
     (['scale', 'shift'], (2,))
     """
-
     def __init__(self, parameters: Any = None) -> None:
-        self.__dict__["_dict"] = {}
-        if parameters is not None:
-            self.update(parameters)
-
-    def _members(self) -> Iterator[tuple[str, Any]]:
-        return iter(list(self._dict.items()))
-
-    def __getitem__(self, key: str) -> Any:
-        return self._dict[key]
+        super().__init__(parameters)
 
     def __setitem__(self, key: str, value: Any) -> None:
         self._dict[key] = ParameterList._param(value)
 
-    def __getattr__(self, key: str) -> Any:
-        d = self.__dict__.get("_dict", {})
-        if key in d:
-            return d[key]
-        raise AttributeError(f"'ParameterDict' object has no attribute '{key}'")
-
-    def __delitem__(self, key: str) -> None:
-        del self._dict[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._dict
-
-    def __len__(self) -> int:
-        return len(self._dict)
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._dict)
-
-    def keys(self) -> Any:
-        return self._dict.keys()
-
-    def values(self) -> Any:
-        return self._dict.values()
-
-    def items(self) -> Any:
-        return self._dict.items()
-
-    def pop(self, key: str) -> Any:
-        return self._dict.pop(key)
-
     def get(self, key: str, default: Any = None) -> Any:
         return self._dict.get(key, default)
-
-    def update(self, parameters: Any) -> None:
-        items = parameters.items() if isinstance(parameters, Mapping) else parameters
-        for k, v in items:
-            self[k] = v
 
 
 # ====================================================================== lazy modules
