@@ -6,27 +6,22 @@ duograd's does; a resumed duograd run continues the uninterrupted one bit for bi
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
 
+from twins import IMPORT, run_example
+
 pytestmark = pytest.mark.oracle
 
-PATH = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "names_checkpoint.py")
-LINES = ("\nimport duograd as torch\n", "\nfrom duograd.utils.data import DataLoader, Dataset\n")
+LINES = (IMPORT, ("\nfrom duograd.utils.data import DataLoader, Dataset\n",
+                  "\nfrom torch.utils.data import DataLoader, Dataset\n"))
 
 
 def _namespace(lib: str) -> dict:
-    with open(PATH) as f:
-        source = f.read()
-    assert all(source.count(line) == 1 for line in LINES), "the library is named in two lines"
-    if lib == "torch":
-        source = source.replace(LINES[0], "\nimport torch\n").replace(
-            LINES[1], "\nfrom torch.utils.data import DataLoader, Dataset\n")
-    ns: dict = {"__name__": f"names_checkpoint_{lib}"}
-    exec(compile(source, PATH, "exec"), ns)
-    return ns
+    return run_example("names_checkpoint", lib, lines=LINES)
+
+
 
 
 def _twins(torch):

@@ -17,28 +17,20 @@ difference of twice the learning rate.
 from __future__ import annotations
 
 import math
-import os
 import random
 
 import numpy as np
 import pytest
 
+from twins import run_example
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+
 
 
 def run(name: str, lib: str) -> dict:
     """Run examples/pytorch_path_<name>.py with torch or duograd; return its globals."""
-    path = os.path.join(EXAMPLES, f"pytorch_path_{name}.py")
-    with open(path) as f:
-        source = f.read()
-    assert source.count("\nimport torch\n") == 1, "one plain `import torch` line"
-    if lib == "duograd":
-        source = source.replace("\nimport torch\n", "\nimport duograd as torch\n")
     random.seed(12345)  # (the programs seed what they draw; this only isolates the test)
-    ns: dict = {"__name__": "__main__", "__file__": path}
-    exec(compile(source, path, "exec"), ns)
-    return ns
+    return run_example(f"pytorch_path_{name}", lib, module="__main__")
 
 
 PROGRAMS = ("tensors", "autograd", "function", "nn", "dynamic")

@@ -5,29 +5,16 @@ losses agree to 1e-9 (float64)."""
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
 
+from twins import run_example
+
 pytestmark = pytest.mark.oracle
 
-PATH = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "sine_lstm.py")
-
-
-def _namespace(lib: str) -> dict:
-    with open(PATH) as f:
-        source = f.read()
-    assert source.count("\nimport duograd as torch\n") == 1, "one line names the library"
-    if lib == "torch":
-        source = source.replace("\nimport duograd as torch\n", "\nimport torch\n")
-    ns: dict = {"__name__": f"sine_lstm_{lib}"}
-    exec(compile(source, PATH, "exec"), ns)
-    return ns
-
-
 def test_sine_lstm_trains_like_torch(torch, one_torch_thread):
-    tns, dns = _namespace("torch"), _namespace("duograd")
+    tns, dns = run_example("sine_lstm", "torch"), run_example("sine_lstm", "duograd")
     torch.manual_seed(0)
     tmodel = tns["SinePredictor"]().double()
     dmodel = dns["SinePredictor"]().double()

@@ -12,10 +12,11 @@ the same weights and its 20 losses agree to 1e-9.
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
+
+from twins import run_example
 
 import duograd as dg
 from duograd import nn
@@ -503,20 +504,8 @@ def test_scaled_dot_product_attention_matches_torch(torch, kw):
 
 # ---------------------------------------------------------------- examples/tiny_gpt.py
 
-def _load_example(lib_name: str) -> dict:
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "tiny_gpt.py")
-    with open(path) as f:
-        source = f.read()
-    assert source.count("\nimport torch\n") == 1, "one plain `import torch` line"
-    if lib_name == "duograd":
-        source = source.replace("\nimport torch\n", "\nimport duograd as torch\n")
-    ns: dict = {"__name__": "tiny_gpt", "__file__": path}
-    exec(compile(source, path, "exec"), ns)
-    return ns
-
-
 def test_tiny_gpt_trains_like_torch_from_the_same_weights(torch):
-    theirs_ns, ours_ns = _load_example("torch"), _load_example("duograd")
+    theirs_ns, ours_ns = run_example("tiny_gpt", "torch", module="tiny_gpt"), run_example("tiny_gpt", "duograd", module="tiny_gpt")
     torch.manual_seed(0)
     theirs = theirs_ns["make_model"]()
     ours = ours_ns["make_model"]()

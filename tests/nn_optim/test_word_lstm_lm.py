@@ -6,29 +6,16 @@ agree to 1e-9 (float64), and so do the weights after training."""
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 import pytest
 
+from twins import run_example
+
 pytestmark = pytest.mark.oracle
 
-PATH = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "word_lstm_lm.py")
-
-
-def _namespace(lib: str) -> dict:
-    with open(PATH) as f:
-        source = f.read()
-    assert source.count("\nimport duograd as torch\n") == 1, "one line names the library"
-    if lib == "torch":
-        source = source.replace("\nimport duograd as torch\n", "\nimport torch\n")
-    ns: dict = {"__name__": f"word_lstm_lm_{lib}"}
-    exec(compile(source, PATH, "exec"), ns)
-    return ns
-
-
 def test_word_lstm_lm_trains_like_torch(torch, one_torch_thread):
-    tns, dns = _namespace("torch"), _namespace("duograd")
+    tns, dns = run_example("word_lstm_lm", "torch"), run_example("word_lstm_lm", "duograd")
     tcorpus, dcorpus = tns["Corpus"](), dns["Corpus"]()
     assert tcorpus.words == dcorpus.words
     torch.manual_seed(0)
@@ -56,7 +43,7 @@ def test_word_lstm_lm_with_dropout_runs_the_same_program(torch):
     """With dropout on (whose masks the two libraries draw differently) a closed form:
     with every weight zero the logits are all zero whatever the masks, so the first
     loss is log(vocabulary size)."""
-    dns = _namespace("duograd")
+    dns = run_example("word_lstm_lm", "duograd")
     corpus = dns["Corpus"]()
     model = dns["WordLM"](len(corpus.words), dropout=0.5).double()
     for p in model.parameters():
