@@ -14,8 +14,8 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from ..ops import _log_softmax, getitem_p, log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
-from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
+from ..ops import _log_softmax, _mT as _swap_last, getitem_p, log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
+from .._tensor import Tensor, _as_tensor, _derive, _wrap, tensor
 from ..autograd import no_grad as _no_grad
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
@@ -830,29 +830,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Any = None, bias: Any = N
 _RNG = np.random.default_rng()  # the dropout masks of the functional form
 
 
-
-def _swap_last(x: Tensor) -> Tensor:
-    """``x`` with its last two dimensions swapped (``x.mT``)."""
-    axes = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return transpose_p(x, axes=axes)
-
-
-
-def _dropout_mask(rng: np.random.Generator, p: float, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    keep = rng.random(shape) >= p
-    return keep.astype(dtype) * np.dtype(dtype).type(1.0 / (1.0 - p))
-
-
-
-def _dropout(x: Tensor, p: float, rng: np.random.Generator) -> Tensor:
-    if p <= 0.0:
-        return x
-    if p >= 1.0:
-        return x * np.zeros(x.shape, x.dtype)
-    return x * _draw(_dropout_mask, rng, p, x.shape, x.dtype)
-
-
-
 def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | Tensor:
     """A bool mask as an additive float mask (0 or -inf); a float mask as it is."""
     if isinstance(mask, Tensor) and np.dtype(mask.dtype).kind == "f":
@@ -940,6 +917,6 @@ from ._functional_more import __all__ as _MORE  # noqa: E402
 __all__ += _MORE
 
 # ---------------------------------------------------------------- multi-head attention (transformer branch)
-from ._mha import multi_head_attention_forward  # noqa: E402
+from ._mha import _dropout, multi_head_attention_forward  # noqa: E402
 
 __all__ += ["multi_head_attention_forward"]
