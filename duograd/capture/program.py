@@ -148,6 +148,18 @@ class Program:
         # value, and the objects on the way to them, compared by identity
         self.values_read: list = []
         self.objects_read: list = []
+        # the number arguments (set by ``Compiled._record``): ``recorded`` each one's key at
+        # the recording, ``numbers`` the (leaf, key) pairs read as inputs (None: none),
+        # ``fixed`` the leaves keyed by value, ``found`` / ``static_uses`` the ones the
+        # recording found to decide the program (and how), ``vprint`` the fingerprint the
+        # verification at a number's first new value compares
+        self.recorded: dict = {}
+        self.numbers: tuple | None = None
+        self.fixed: tuple = ()
+        self.found: set = set()
+        self.static_uses: dict = {}
+        self.vprint: Any = None
+        self.lines: list | None = None   # recheck_every: each record's user line
 
     @property
     def code(self) -> list:
