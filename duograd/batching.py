@@ -344,7 +344,7 @@ _SELECTORS = {"greater", "greater_equal", "less", "less_equal", "equal", "not_eq
               "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
               "ones_like", "zeros_like", "stop_gradient", "identity", "clone", "neg", "add",
               "sub", "mul", "div", "pow", "where"}
-_AXIS_OPS = {"sum", "max", "min", "logsumexp", "prod", "cumsum", "cumprod", "argmax", "argmin",
+_AXIS_OPS = {"sum", "max", "min", "logsumexp", "prod", "cumsum", "cumprod", "argmax", "argmin", "row_max",
              "all", "any", "logcumsumexp", "extremum_weights_never"}
 _rules: dict = {}
 

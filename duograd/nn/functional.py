@@ -188,7 +188,26 @@ def _weight_array(weight: Any, c: int, fn: str) -> np.ndarray | None:
     return w
 
 
+def _nll_batched(logp: Tensor, target: Tensor, t: _Targets, reduction: str) -> Tensor:
+    """``_nll`` for targets batched by ``func.vmap`` (their values differ across the batch,
+    so nothing may read them): the pick as a one-hot product, of primitives only."""
+    flat = _classes_last(logp)
+    tgt = target.reshape(-1)
+    hot = (tgt.reshape(-1, 1) == tensor(np.arange(t.c), dtype=tgt.dtype)).to(logp.dtype)
+    w = (tgt != t.ignore_index).to(logp.dtype)
+    if t.weight is not None:
+        w = w * (hot * tensor(np.asarray(t.weight, t.dtype))).sum(1)
+    terms = -(flat * hot).sum(1) * w
+    if reduction == "none":
+        return terms.reshape(t.shape)
+    if reduction == "sum":
+        return terms.sum()
+    return terms.sum() / w.sum()
+
+
 def _nll(logp: Tensor, target: Any, t: _Targets, reduction: str) -> Tensor:
+    if type(target).__name__ == "BatchedTensor":  # inside func.vmap (duograd.batching)
+        return _nll_batched(logp, target, t, reduction)
     # Arrays derived from the targets (recomputed from the targets by a dg.compile replay):
     # the class picked in each row, and each pick's factor in the loss (wrapped here, so
     # that the arithmetic below takes the all-Tensor path).
