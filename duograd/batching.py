@@ -99,6 +99,20 @@ class _Placeholder(np.ndarray):
     def __index__(self) -> int:
         raise ValueAccessError(_ACCESS)
 
+    # the methods that make a new view of the memory (an in-place shape change on a batched
+    # tensor, ``write_shape``/``resize_``): they would reshape the example and not the batch
+    def reshape(self, *args: Any, **kw: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise ValueAccessError(_ACCESS)
+
+    reshape = transpose = swapaxes = squeeze = ravel = flatten = view = fill = resize = reshape
+
+    @property
+    def T(self) -> Any:  # noqa: N802 (NumPy's name)
+        raise ValueAccessError(_ACCESS)
+
     def __repr__(self) -> str:
         return f"<batched placeholder shape={self.shape} dtype={self.dtype}>"
 
@@ -131,6 +145,16 @@ class BatchedTensor(Tensor):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return self.numpy()
+
+    @property
+    def data(self) -> "BatchedTensor":
+        """The batch without history, sharing its memory (``Tensor.data`` per example)."""
+        return wrap(self._value.data, self._level)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        raise ValueAccessError("vmap: assigning .data of a batched tensor inside vmap is not "
+                               "supported")
 
     def _single(self, what: str) -> Any:
         raise ValueAccessError(f"vmap: It looks like you're calling .{what}() on a Tensor inside "
@@ -214,6 +238,21 @@ def _norm_axes(axis: Any, nd: int) -> Any:
     return axis % nd + 1 if nd else axis + 1
 
 
+def _arg_rule(op: Primitive) -> Callable:
+    """argmax / argmin: an int ``axis`` shifts; None (the flat index) flattens each example."""
+    def rule(args, dims, axis=None, **kw):
+        (x,) = args
+        nd = x.ndim - 1
+        if nd == 0:
+            raise NotImplementedError
+        if axis is None:
+            if kw.get("keepdims"):
+                raise NotImplementedError
+            return op(ops.reshape_p(x, shape=(x.shape[0], -1)), axis=1, **kw), 0
+        return op(x, axis=axis % nd + 1, **kw), 0
+    return rule
+
+
 def axis_rule(op: Primitive) -> Callable:
     """A one-input op whose ``axis`` keyword names example axes (None: all)."""
     def rule(args, dims, **kw):
@@ -221,6 +260,8 @@ def axis_rule(op: Primitive) -> Callable:
         nd = x.ndim - 1
         ax = kw.get("axis")
         kw = dict(kw)
+        if nd == 0 and ax is not None:  # an axis 0 / -1 of a 0-d example: one call each
+            raise NotImplementedError
         if ax is None:
             kw["axis"] = tuple(range(1, nd + 1))
         else:
@@ -354,6 +395,8 @@ def _derive(op: Primitive) -> Callable | None:
     name = op.name
     if isinstance(op, Variadic):
         return _concat_rule if name == "concatenate" else None
+    if name in ("argmax", "argmin"):
+        return _arg_rule(op)
     if name in _AXIS_OPS:
         return axis_rule(op)
     if op.jvp == ELEMENTWISE or name in _SELECTORS:

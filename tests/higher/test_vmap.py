@@ -224,12 +224,20 @@ def test_a_primitive_can_declare_its_batching_rule():
 
 def test_library_code_that_reads_values_raises_instead_of_computing_garbage():
     logits, target = dg.tensor(R.standard_normal((4, 3))), dg.tensor([0, 2, 1, 1])
-    with pytest.raises(Exception):
-        func.vmap(lambda z, t: F.cross_entropy(z[None], t[None]))(logits, target)
-    # with the targets shared, it runs
+    with pytest.raises(batching.ValueAccessError):  # a batched index tensor
+        func.vmap(lambda z, t: z[t])(logits, target)
+    with pytest.raises(batching.ValueAccessError):  # an in-place shape change of a batched tensor
+        func.vmap(lambda z: z.clone().t_())(dg.tensor(R.standard_normal((4, 2, 3))))
+    # cross_entropy with batched targets takes its one-hot path (no values read)
+    out = func.vmap(lambda z, t: F.cross_entropy(z[None], t[None]))(logits, target)
+    want = [float(F.cross_entropy(logits[i][None], target[i][None])) for i in range(4)]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-15)
     out = func.vmap(lambda z: F.cross_entropy(z[None], dg.tensor([1])))(logits)
     want = [float(F.cross_entropy(logits[i][None], dg.tensor([1]))) for i in range(4)]
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-15)
+    # .data of a batched tensor is the batch's
+    out = func.vmap(lambda z: z.data * 2)(logits)
+    np.testing.assert_array_equal(out.numpy(), logits.numpy() * 2)
 
 
 class _Cube(dg.autograd.Function):
