@@ -804,6 +804,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                 for buf, new in ((running_mean, mean.detach().reshape(c)), (running_var, unbiased)):
                     buf.mul_(1 - m)
                     buf.add_(new.to(buf.dtype) * m)
+    elif "BatchedTensor" in (type(running_mean).__name__, type(running_var).__name__):
+        # running statistics batched by func.vmap (an ensemble's stacked buffers)
+        rm = running_mean.detach().to(input.dtype).reshape(cshape)
+        rv = running_var.detach().to(input.dtype).reshape(cshape)
+        out = (input - rm) / (rv + input.dtype.type(eps)).sqrt()
     else:
         rm = running_mean._data.astype(input.dtype).reshape(cshape)
         rv = running_var._data.astype(input.dtype).reshape(cshape)

@@ -347,6 +347,20 @@ def test_compositions_in_every_order_match_torch_func(torch):
         (func.jacfwd(func.vmap(fd))(X), torch.func.jacfwd(torch.func.vmap(ft))(TX)),
         (func.vmap(func.vjp(fd, X[0])[1])(dg.ones(3)),
          torch.func.vmap(torch.func.vjp(ft, TX[0])[1])(torch.ones(3, dtype=torch.float64))),
+        (func.vmap(func.vmap(func.grad(fd)))(X.reshape(3, 2, 2)),
+         torch.func.vmap(torch.func.vmap(torch.func.grad(ft)))(TX.reshape(3, 2, 2))),
+        (func.vmap(func.jacfwd(func.grad(fd)))(X), torch.func.vmap(torch.func.jacfwd(torch.func.grad(ft)))(TX)),
+        (func.jacrev(func.vmap(fd))(X), torch.func.jacrev(torch.func.vmap(ft))(TX)),
+        (func.jacfwd(func.jacrev(fd))(X[0]), torch.func.jacfwd(torch.func.jacrev(ft))(TX[0])),
+        (func.jacrev(func.jacrev(fd))(X[0]), torch.func.jacrev(torch.func.jacrev(ft))(TX[0])),
+        (func.vmap(func.jvp(func.grad(fd), (X[0],), (V[0],))[1].__mul__)(X),
+         torch.func.vmap(torch.func.jvp(torch.func.grad(ft), (TX[0],), (TV[0],))[1].__mul__)(TX)),
+        (func.grad(lambda a: func.vmap(func.grad(fd))(a).sum())(X),
+         torch.func.grad(lambda a: torch.func.vmap(torch.func.grad(ft))(a).sum())(TX)),
+        # the batch differentiated outside reaches the inner grad only by its closure
+        (func.grad(lambda a: func.vmap(lambda r: func.grad(lambda w: ((w.sin() * r).sum()) ** 2)(V[0]))(a).sum())(X),
+         torch.func.grad(lambda a: torch.func.vmap(lambda r: torch.func.grad(
+             lambda w: ((w.sin() * r).sum()) ** 2)(TV[0]))(a).sum())(TX)),
     ]
     for ours, theirs in pairs:
         ours = ours[0] if isinstance(ours, tuple) else ours
