@@ -161,6 +161,52 @@ def test_create_graph_gives_second_order(torch):
     assert a[4:] == b[4:] == (False, True)
 
 
+def test_vectorize_and_is_grads_batched_run_one_batched_sweep():
+    """``vectorize=True`` (both strategies) and ``is_grads_batched=True`` go through vmap:
+    a 16 -> 16 map's Jacobian runs the matmul's rules a handful of times, not once per row."""
+    from duograd import _context
+    F = dg.autograd.functional
+    w = dg.tensor(R.standard_normal((16, 16)) * 0.3)
+    x = dg.tensor(R.standard_normal(16))
+
+    def f(a):
+        return (w @ a).tanh()
+    want = (1 - np.tanh(w.numpy() @ x.numpy()) ** 2)[:, None] * w.numpy()
+    calls = []
+
+    class Count:
+        def on_call(self, call):
+            calls.append(call[0].name)
+    for run in (lambda: F.jacobian(f, x, vectorize=True),
+                lambda: F.jacobian(f, x, vectorize=True, strategy="forward-mode"),
+                lambda: dg.autograd.grad(f(x.requires_grad_()), x, dg.eye(16),
+                                         is_grads_batched=True)[0]):
+        calls.clear()
+        with _context.listening(Count()):
+            j = run()
+        x = x.detach()
+        np.testing.assert_allclose(j.detach().numpy(), want, rtol=1e-13, atol=1e-15)
+        assert calls.count("matmul") <= 4, calls.count("matmul")
+
+
+def test_vectorized_jacobian_and_hessian_with_create_graph_match_torch(torch):
+    def build(lib):
+        F = sub(lib, "autograd.functional")
+        x = lib.tensor(X3, requires_grad=True)
+        J = F.jacobian(lambda a: a.sin() * a.sum(), x, create_graph=True, vectorize=True)
+        (gj,) = lib.autograd.grad((J ** 2).sum(), x)
+        H = F.hessian(lambda a: (a.exp() * a).sum(), x, create_graph=True, vectorize=True)
+        (gh,) = lib.autograd.grad(H.sum(), x)
+        y = x.tanh() * x
+        (jb,) = lib.autograd.grad(y, x, lib.eye(3, dtype=lib.float64) * 2, create_graph=True,
+                                  is_grads_batched=True)
+        (gb,) = lib.autograd.grad(jb.sum(), x)
+        return J, gj, H, gh, jb, gb, (J.requires_grad, H.requires_grad, jb.requires_grad)
+    a, b = run_both(torch, build)
+    same(a[:6], b[:6])
+    assert a[6] == b[6] == (True, True, True)
+
+
 STRICT_CASES = [
     lambda F, lib, x, y: F.jacobian(lambda a, b: a.sum(), (x, y), strict=True),
     lambda F, lib, x, y: F.jacobian(lambda a: a.detach(), x, strict=True),
