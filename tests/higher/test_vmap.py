@@ -240,6 +240,23 @@ def test_library_code_that_reads_values_raises_instead_of_computing_garbage():
     np.testing.assert_array_equal(out.numpy(), logits.numpy() * 2)
 
 
+@pytest.mark.parametrize("kw", [{}, {"reduction": "none"}, {"reduction": "sum"},
+                                {"weight": [1.0, 2.0, 3.0]}, {"ignore_index": 1},
+                                {"label_smoothing": 0.1, "ignore_index": 2},
+                                {"label_smoothing": 0.2, "weight": [1.0, 2.0, 3.0], "reduction": "sum"},
+                                {"label_smoothing": 0.2, "weight": [0.5, 2.0, 1.0]}])
+def test_cross_entropy_and_nll_with_batched_targets_match_a_loop(kw):
+    z = R.standard_normal((4, 2, 3))
+    t = np.array([[0, 2], [1, 1], [2, 0], [1, 2]])
+    kw = {k: dg.tensor(v) if k == "weight" else v for k, v in kw.items()}
+    f = lambda a, b: F.cross_entropy(a, b, **kw)  # noqa: E731
+    _check(f, (z, t), (0, 0), exact=False)
+    if kw.get("reduction") != "none":
+        _check(lambda a, b: func.grad(f)(a, b), (z, t), (0, 0), exact=False)
+    if "label_smoothing" not in kw:
+        _check(lambda a, b: F.nll_loss(F.log_softmax(a, 1), b, **kw), (z, t), (0, 0), exact=False)
+
+
 class _Cube(dg.autograd.Function):
     generate_vmap_rule = True
 
