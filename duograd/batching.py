@@ -260,8 +260,10 @@ def axis_rule(op: Primitive) -> Callable:
         nd = x.ndim - 1
         ax = kw.get("axis")
         kw = dict(kw)
-        if nd == 0 and ax is not None:  # an axis 0 / -1 of a 0-d example: one call each
-            raise NotImplementedError
+        if nd == 0 and ax is not None and ax != ():  # axis 0 / -1 of a 0-d example: of (B, 1)
+            kw["axis"] = (1,) if isinstance(ax, (tuple, list)) else 1
+            out = op(ops.reshape_p(x, shape=(x.shape[0], 1)), **kw)
+            return ops.reshape_p(out, shape=(x.shape[0],)), 0
         if ax is None:
             kw["axis"] = tuple(range(1, nd + 1))
         else:
@@ -433,6 +435,54 @@ ops.extremum_weights_p.batch = lambda args, dims, axis, keepdims: (
                                                      for a, d in zip(args, dims))),
                            keepdims=keepdims), 0) if all(d is not None for d in dims) or keepdims \
     else _loop(ops.extremum_weights_p, args, dims, dict(axis=axis, keepdims=keepdims))
+
+
+# ---------------------------------------------------------------- conv, pooling, padding
+
+def _merged(op: Primitive, shape_kw: str | None = None) -> Callable:
+    """A one-input op that treats its first dimension as independent samples (conv's
+    ``im2col``/``col2im``): the batch is folded into that dimension and split out again."""
+    def rule(args, dims, **kw):
+        (x,) = args
+        b = x.shape[0]
+        if x.ndim < 2:
+            raise NotImplementedError
+        flat = ops.reshape_p(x, shape=(b * x.shape[1],) + tuple(x.shape[2:]))
+        if shape_kw is not None:
+            kw = dict(kw)
+            shape = tuple(kw[shape_kw])
+            kw[shape_kw] = (b * shape[0],) + shape[1:]
+        out = op(flat, **kw)
+        return ops.reshape_p(out, shape=(b, x.shape[1]) + tuple(out.shape[1:])), 0
+    return rule
+
+
+def _along_rule(op: Primitive) -> Callable:
+    """take_along / put_along: the value and the index at the same rank (a shared one gets
+    a length-1 batch dimension), the axis shifted."""
+    def rule(args, dims, axis, **kw):
+        vals = []
+        for a, d in zip(args, dims):
+            vals.append(a if d is not None else ops.reshape_p(a, shape=(1,) + tuple(a.shape)))
+        nd = vals[0].ndim - 1
+        if vals[1].ndim - 1 != nd:
+            raise NotImplementedError
+        return op(*vals, axis=axis % nd + 1, **kw), 0
+    return rule
+
+
+def _install_conv_rules() -> None:
+    from . import conv
+    conv.im2col_p.batch = _merged(conv.im2col_p)
+    conv.col2im_p.batch = _merged(conv.col2im_p, "shape")
+    conv.pad_p.batch = unary_rule(conv.pad_p)   # pads the last axes: the batch stays in front
+    conv.window_max_p.batch = axis_rule(conv.window_max_p)
+    conv.window_argmax_p.batch = axis_rule(conv.window_argmax_p)
+    conv.take_along_p.batch = _along_rule(conv.take_along_p)
+    conv.put_along_p.batch = _along_rule(conv.put_along_p)
+
+
+_install_conv_rules()
 
 
 # ---------------------------------------------------------------- the loop fallback
