@@ -352,7 +352,12 @@ def _matmul_values(x, dx, y, dy, op=None):
         y = _lead(y, rank)
     if dy is None and ny > nx:
         x = _lead(x, rank)
-    out = ops.matmul_p(x, y)
+    if x.shape[-1] == 1 and y.shape[-2] == 1 and not sq:
+        # an outer product per example (a per-sample weight gradient): one product per
+        # element either way, and NumPy's stacked matmul of 1-wide matrices is the slower
+        out = ops.mul_p(x, y)
+    else:
+        out = ops.matmul_p(x, y)
     if sq:
         shape = tuple(out.shape)
         out = ops.reshape_p(out, shape=shape[:-2] if len(sq) == 2 else
