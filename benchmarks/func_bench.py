@@ -139,8 +139,9 @@ def per_sample(torch: Any, repeats: int) -> dict[str, Any]:
     ours, theirs = per_sample_fn(ps, X, Y), t_per_sample(tps, tX, tY)
     diff = max(_diff(a.numpy(), b.numpy()) for a, b in zip(ours, theirs))
     # the loop of single-example backwards, as the truth of the batched one
-    one = func.grad(loss_one)(ps, X[5], Y[5])
-    loop_diff = max(_diff(a.numpy()[5], b.numpy()) for a, b in zip(ours, one))
+    i = min(5, batch - 1)
+    one = func.grad(loss_one)(ps, X[i], Y[i])
+    loop_diff = max(_diff(a.numpy()[i], b.numpy()) for a, b in zip(ours, one))
     t = _medians({"vmap_grad": lambda: per_sample_fn(ps, X, Y), "batched_backward": batched_backward,
                   "torch_func": lambda: t_per_sample(tps, tX, tY)}, repeats)
     return {"model": f"digits MLP {nin} -> {' -> '.join(map(str, sizes))}, batch {batch}",
