@@ -99,6 +99,20 @@ class _Placeholder(np.ndarray):
     def __index__(self) -> int:
         raise ValueAccessError(_ACCESS)
 
+    # the methods that make a new view of the memory (an in-place shape change on a batched
+    # tensor, ``write_shape``/``resize_``): they would reshape the example and not the batch
+    def reshape(self, *args: Any, **kw: Any) -> Any:
+        raise ValueAccessError(_ACCESS)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise ValueAccessError(_ACCESS)
+
+    reshape = transpose = swapaxes = squeeze = ravel = flatten = view = fill = resize = reshape
+
+    @property
+    def T(self) -> Any:  # noqa: N802 (NumPy's name)
+        raise ValueAccessError(_ACCESS)
+
     def __repr__(self) -> str:
         return f"<batched placeholder shape={self.shape} dtype={self.dtype}>"
 
@@ -131,6 +145,16 @@ class BatchedTensor(Tensor):
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         return self.numpy()
+
+    @property
+    def data(self) -> "BatchedTensor":
+        """The batch without history, sharing its memory (``Tensor.data`` per example)."""
+        return wrap(self._value.data, self._level)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        raise ValueAccessError("vmap: assigning .data of a batched tensor inside vmap is not "
+                               "supported")
 
     def _single(self, what: str) -> Any:
         raise ValueAccessError(f"vmap: It looks like you're calling .{what}() on a Tensor inside "
@@ -214,6 +238,21 @@ def _norm_axes(axis: Any, nd: int) -> Any:
     return axis % nd + 1 if nd else axis + 1
 
 
+def _arg_rule(op: Primitive) -> Callable:
+    """argmax / argmin: an int ``axis`` shifts; None (the flat index) flattens each example."""
+    def rule(args, dims, axis=None, **kw):
+        (x,) = args
+        nd = x.ndim - 1
+        if nd == 0:
+            raise NotImplementedError
+        if axis is None:
+            if kw.get("keepdims"):
+                raise NotImplementedError
+            return op(ops.reshape_p(x, shape=(x.shape[0], -1)), axis=1, **kw), 0
+        return op(x, axis=axis % nd + 1, **kw), 0
+    return rule
+
+
 def axis_rule(op: Primitive) -> Callable:
     """A one-input op whose ``axis`` keyword names example axes (None: all)."""
     def rule(args, dims, **kw):
@@ -221,6 +260,10 @@ def axis_rule(op: Primitive) -> Callable:
         nd = x.ndim - 1
         ax = kw.get("axis")
         kw = dict(kw)
+        if nd == 0 and ax is not None and ax != ():  # axis 0 / -1 of a 0-d example: of (B, 1)
+            kw["axis"] = (1,) if isinstance(ax, (tuple, list)) else 1
+            out = op(ops.reshape_p(x, shape=(x.shape[0], 1)), **kw)
+            return ops.reshape_p(out, shape=(x.shape[0],)), 0
         if ax is None:
             kw["axis"] = tuple(range(1, nd + 1))
         else:
@@ -309,7 +352,12 @@ def _matmul_values(x, dx, y, dy, op=None):
         y = _lead(y, rank)
     if dy is None and ny > nx:
         x = _lead(x, rank)
-    out = ops.matmul_p(x, y)
+    if x.shape[-1] == 1 and y.shape[-2] == 1 and not sq:
+        # an outer product per example (a per-sample weight gradient): one product per
+        # element either way, and NumPy's stacked matmul of 1-wide matrices is the slower
+        out = ops.mul_p(x, y)
+    else:
+        out = ops.matmul_p(x, y)
     if sq:
         shape = tuple(out.shape)
         out = ops.reshape_p(out, shape=shape[:-2] if len(sq) == 2 else
@@ -344,7 +392,7 @@ _SELECTORS = {"greater", "greater_equal", "less", "less_equal", "equal", "not_eq
               "logical_xor", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor",
               "ones_like", "zeros_like", "stop_gradient", "identity", "clone", "neg", "add",
               "sub", "mul", "div", "pow", "where"}
-_AXIS_OPS = {"sum", "max", "min", "logsumexp", "prod", "cumsum", "cumprod", "argmax", "argmin",
+_AXIS_OPS = {"sum", "max", "min", "logsumexp", "prod", "cumsum", "cumprod", "argmax", "argmin", "row_max",
              "all", "any", "logcumsumexp", "extremum_weights_never"}
 _rules: dict = {}
 
@@ -354,6 +402,8 @@ def _derive(op: Primitive) -> Callable | None:
     name = op.name
     if isinstance(op, Variadic):
         return _concat_rule if name == "concatenate" else None
+    if name in ("argmax", "argmin"):
+        return _arg_rule(op)
     if name in _AXIS_OPS:
         return axis_rule(op)
     if op.jvp == ELEMENTWISE or name in _SELECTORS:
@@ -390,6 +440,54 @@ ops.extremum_weights_p.batch = lambda args, dims, axis, keepdims: (
                                                      for a, d in zip(args, dims))),
                            keepdims=keepdims), 0) if all(d is not None for d in dims) or keepdims \
     else _loop(ops.extremum_weights_p, args, dims, dict(axis=axis, keepdims=keepdims))
+
+
+# ---------------------------------------------------------------- conv, pooling, padding
+
+def _merged(op: Primitive, shape_kw: str | None = None) -> Callable:
+    """A one-input op that treats its first dimension as independent samples (conv's
+    ``im2col``/``col2im``): the batch is folded into that dimension and split out again."""
+    def rule(args, dims, **kw):
+        (x,) = args
+        b = x.shape[0]
+        if x.ndim < 2:
+            raise NotImplementedError
+        flat = ops.reshape_p(x, shape=(b * x.shape[1],) + tuple(x.shape[2:]))
+        if shape_kw is not None:
+            kw = dict(kw)
+            shape = tuple(kw[shape_kw])
+            kw[shape_kw] = (b * shape[0],) + shape[1:]
+        out = op(flat, **kw)
+        return ops.reshape_p(out, shape=(b, x.shape[1]) + tuple(out.shape[1:])), 0
+    return rule
+
+
+def _along_rule(op: Primitive) -> Callable:
+    """take_along / put_along: the value and the index at the same rank (a shared one gets
+    a length-1 batch dimension), the axis shifted."""
+    def rule(args, dims, axis, **kw):
+        vals = []
+        for a, d in zip(args, dims):
+            vals.append(a if d is not None else ops.reshape_p(a, shape=(1,) + tuple(a.shape)))
+        nd = vals[0].ndim - 1
+        if vals[1].ndim - 1 != nd:
+            raise NotImplementedError
+        return op(*vals, axis=axis % nd + 1, **kw), 0
+    return rule
+
+
+def _install_conv_rules() -> None:
+    from . import conv
+    conv.im2col_p.batch = _merged(conv.im2col_p)
+    conv.col2im_p.batch = _merged(conv.col2im_p, "shape")
+    conv.pad_p.batch = unary_rule(conv.pad_p)   # pads the last axes: the batch stays in front
+    conv.window_max_p.batch = axis_rule(conv.window_max_p)
+    conv.window_argmax_p.batch = axis_rule(conv.window_argmax_p)
+    conv.take_along_p.batch = _along_rule(conv.take_along_p)
+    conv.put_along_p.batch = _along_rule(conv.put_along_p)
+
+
+_install_conv_rules()
 
 
 # ---------------------------------------------------------------- the loop fallback

@@ -43,14 +43,35 @@ def _alias(x: Any) -> Tensor:
     return ops.identity_p(_as_tensor(x)).requires_grad_()
 
 
-def _needs_graph(outs: Sequence[Tensor], aliases: Sequence[Tensor]) -> bool:
+def _needs_graph(outs: Sequence[Tensor], aliases: Sequence[Tensor], primals: Sequence[Any] = ()) -> bool:
     """Whether a tensor outside ``aliases`` that requires grad feeds ``outs``: only then
     can anyone differentiate the gradients, so only then are they recorded."""
     if not autograd.is_grad_enabled():
         return False
     ids = {id(a) for a in aliases if a.is_leaf}
     roots = [o for o in outs if o.requires_grad]
-    return any(type(n) is not Node and id(n) not in ids for n in _toposort(roots)) if roots else False
+    if not roots:
+        return False
+    order = _toposort(roots)
+    if any(type(n) is not Node and id(n) not in ids for n in order):
+        return True
+    if not _ctx.batch_levels:
+        return False
+    # inside vmap: a batched tensor's batch may require grad (differentiated outside the
+    # vmap) while its example has no history: the primals, and the tensors the graph captured
+    return any(_batch_requires_grad(p) for p in primals) or any(
+        _batch_requires_grad(x) for n in order if type(n) is Node for x in n.inputs or ())
+
+
+def _batch_requires_grad(t: Any) -> bool:
+    """Whether ``t`` is a batched tensor without history of its example whose batch (at any
+    level) requires grad: something outside the vmap differentiates through it. (One with
+    history got it from this transform's aliases, whose batches need no graph of their own.)"""
+    while type(t) is batching.BatchedTensor and t._node is None:
+        t = t._value
+        if t.requires_grad:
+            return True
+    return False
 
 
 def _argnums(argnums: Argnums, nargs: int, fn: str) -> tuple[int, ...]:
@@ -85,7 +106,7 @@ def vjp(f: Callable, *primals: Any) -> tuple[Any, Callable]:
         aliases = [_alias(p) for p in primals]
         out = f(*aliases)
     outs = (out,) if isinstance(out, Tensor) else tuple(out)
-    create = _needs_graph(outs, aliases)
+    create = _needs_graph(outs, aliases, primals)
 
     def vjp_fn(ct: Any) -> tuple[Tensor, ...]:
         cts = (ct,) if isinstance(out, Tensor) else tuple(ct)
@@ -572,4 +593,6 @@ def _cat_chunks(parts: list, out_dims: Any) -> Any:
 # torch's pytree arguments (dicts of parameters), has_aux and keyword arguments for the
 # transforms above, and functional_call / stack_module_state: duograd/func_module.py
 from .func_module import functional_call, stack_module_state, tree_transforms as _tree  # noqa: E402
+from .func_module import tree_jacobians as _tree_jac  # noqa: E402
 grad, value_and_grad, grad_and_value, vjp, jvp = _tree(grad, value_and_grad, vjp, jvp)
+jacrev, jacfwd = _tree_jac(jacrev, jacfwd)  # hessian (jacfwd of jacrev) takes pytrees through them

@@ -446,3 +446,81 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict[str, Tensor], dic
     params = stacked([dict(m.named_parameters()) for m in models], True)
     buffers = stacked([dict(m.named_buffers()) for m in models], False)
     return params, buffers
+
+
+# ---------------------------------------------------------------- pytree Jacobians
+
+def tree_jacobians(jacrev_t: Callable, jacfwd_t: Callable) -> tuple[Callable, Callable]:
+    """``jacrev`` and ``jacfwd`` given torch's pytree arguments and outputs (a dict of
+    parameters, as the neural-tangent-kernel tutorial's ``jacrev(fnet_single)(params, x)``):
+    each output leaf's Jacobian is shaped like the selected
+    argument's tree, with blocks ``out.shape + leaf.shape``. As torch's, the result takes
+    positional arguments only. Plain Tensor calls go straight to the Tensor transforms.
+
+    >>> import duograd as dg
+    >>> j = dg.func.jacrev(lambda p, x: p["w"] @ x)({"w": dg.ones(2, 3)}, dg.tensor([1.0, 2.0, 3.0]))
+    >>> j["w"].shape
+    (2, 2, 3)
+    """
+
+    def lift(jac_t: Callable, fn_name: str) -> Callable:
+        def transform(func: Callable, argnums: int | tuple[int, ...] = 0, *targs: Any,
+                      **tkw: Any) -> Callable:
+            has_aux = bool(tkw.get("has_aux", targs[0] if targs else False))
+
+            def fn(*args: Any) -> Any:
+                nargs = len(args)
+                nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+                if not nums or not all(isinstance(n, int) and -nargs <= n < nargs for n in nums):
+                    return jac_t(func, argnums, *targs, **tkw)(*args)  # its error names them
+                nums = tuple(n % nargs for n in nums)
+                if _is_plain([args[n] for n in nums]):
+                    return jac_t(func, argnums, *targs, **tkw)(*args)
+                flat, specs, counts = [], [], []
+                for n in nums:
+                    leaves, spec = _flatten(args[n])
+                    for leaf in leaves:
+                        if not isinstance(leaf, Tensor):
+                            raise RuntimeError(f"{fn_name}: the argument at argnums {n} must be a "
+                                               f"Tensor or a pytree of Tensors; it holds a "
+                                               f"{type(leaf).__name__}")
+                    flat += leaves
+                    specs.append(spec)
+                    counts.append(len(leaves))
+                out_spec: list = []
+
+                def on_leaves(*leaves: Tensor) -> Any:
+                    full, at = list(args), 0
+                    for n, spec, c in zip(nums, specs, counts):
+                        full[n] = _unflatten(leaves[at:at + c], spec)
+                        at += c
+                    res = func(*full)
+                    out, aux = res if has_aux and isinstance(res, tuple) and len(res) == 2 \
+                        else (res, None)
+                    if has_aux and not (isinstance(res, tuple) and len(res) == 2):
+                        raise RuntimeError(f"{fn_name}(f, ...)(*args): output of function f "
+                                           "should be a tuple: (output, aux) if has_aux is True")
+                    outs, spec = _flatten(out)
+                    out_spec[:] = [spec]
+                    outs = outs[0] if spec is None else tuple(outs)
+                    return (outs, aux) if has_aux else outs
+                res = jac_t(on_leaves, tuple(range(len(flat))), *targs, **tkw)(*flat)
+                jac, aux = res if has_aux else (res, None)
+                spec = out_spec[0]
+                per_out = [jac] if spec is None else list(jac)
+                shaped = []
+                for blocks in per_out:  # blocks[k]: this output leaf by input leaf k
+                    trees, at = [], 0
+                    for s, c in zip(specs, counts):
+                        trees.append(_unflatten(list(blocks[at:at + c]), s))
+                        at += c
+                    shaped.append(trees[0] if isinstance(argnums, int) else tuple(trees))
+                result = shaped[0] if spec is None else _unflatten(shaped, spec)
+                return (result, aux) if has_aux else result
+            return fn
+        transform.__doc__ = jac_t.__doc__
+        transform.__name__ = transform.__qualname__ = fn_name
+        transform.__wrapped__ = jac_t
+        return transform
+
+    return lift(jacrev_t, "jacrev"), lift(jacfwd_t, "jacfwd")

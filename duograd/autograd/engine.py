@@ -880,7 +880,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
     """Gradients of ``outputs`` with respect to ``inputs``, as ``torch.autograd.grad``.
 
     ``is_grads_batched``: each grad_output has a leading batch dimension and the result
-    gets one too (one backward per batch entry, in a loop until ``vmap`` batches it);
+    gets one too (one backward sweep of the batched cotangents, through ``func.vmap``);
     ``materialize_grads``: zeros instead of None for an unused input.
 
     >>> import duograd as dg
@@ -925,8 +925,9 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor],
 def _grad_extras(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: bool | None,
                  create_graph: bool, allow_unused: bool, batched: bool,
                  materialize: bool) -> tuple[Tensor | None, ...]:
-    """``grad`` with ``is_grads_batched`` (a loop of backwards over the batch entries, stacked;
-    ``vmap`` replaces the loop) and/or ``materialize_grads`` (zeros for None)."""
+    """``grad`` with ``is_grads_batched`` (one backward sweep of batched cotangents, through
+    ``func.vmap``, as torch; a VJP rule that reads a batched value makes it a loop of
+    backwards over the batch entries) and/or ``materialize_grads`` (zeros for None)."""
     many_in = not isinstance(inputs, Tensor)
     ins = tuple(inputs) if many_in else (inputs,)
     if not batched:
@@ -943,10 +944,30 @@ def _grad_extras(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: boo
             if g.shape[0] != n or tuple(g.shape[1:]) != tuple(o.shape):
                 raise RuntimeError(f"grad: with is_grads_batched=True, grad_output {i} has shape "
                                    f"{g.shape}; expected ({n},) + {o.shape}")
-        rows = [grad(outs, ins, [g[b] for g in gos], True if b < n - 1 else retain_graph,
-                     create_graph, allow_unused=allow_unused) for b in range(n)]
-        res = tuple(None if not rows or rows[0][j] is None else stack([r[j] for r in rows])
-                    for j in range(len(ins)))
+        if retain_graph is None:
+            retain_graph = create_graph
+        from .. import batching, func
+        unused: list = []
+
+        def one(*gs: Tensor) -> tuple:
+            r = grad(outs, ins, list(gs), True, create_graph, allow_unused=allow_unused)
+            unused[:] = [g is None for g in r]
+            return tuple(zeros_like_p(x) if g is None else g for g, x in zip(r, ins))
+        try:
+            got = func.vmap(one)(*gos) if n else None
+        except batching.ValueAccessError:
+            got = None
+        if got is not None:
+            res = tuple(None if u else g for g, u in zip(got, unused))
+            if not retain_graph:  # what the sweep would have let go of, as one backward does
+                for node in _toposort([o for o in outs if o.requires_grad]):
+                    if type(node) is Node:
+                        node.next = node.inputs = node.kw = None
+        else:
+            rows = [grad(outs, ins, [g[b] for g in gos], True if b < n - 1 else retain_graph,
+                         create_graph, allow_unused=allow_unused) for b in range(n)]
+            res = tuple(None if not rows or rows[0][j] is None else stack([r[j] for r in rows])
+                        for j in range(len(ins)))
     if materialize:
         res = tuple(zeros_like_p(x) if r is None else r for r, x in zip(res, ins))
     return res

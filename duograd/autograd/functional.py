@@ -15,8 +15,10 @@ product is linear in its cotangent, so differentiating it with respect to that c
 gives the Jacobian-vector product. ``jacobian(strategy="forward-mode")`` runs the forward
 mode (``engine.enter_forward_level``), one sweep per input element.
 
-``vectorize=True`` is accepted and gives the same result; until ``vmap`` batches the sweeps
-it runs them in the same Python loop as ``vectorize=False``.
+``vectorize=True`` batches the sweeps through ``func.vmap``, as torch: reverse mode is one
+backward sweep of all the unit cotangents at once (``autograd.grad(...,
+is_grads_batched=True)``), forward mode one forward sweep of all the unit tangents;
+``vectorize=False`` runs one sweep per output element (reverse) in a Python loop.
 
 >>> import duograd as dg
 >>> from duograd.autograd.functional import jacobian
@@ -312,38 +314,67 @@ def _jacfwd(func: Callable, inputs: Any, strict: bool, vectorize: bool) -> Any:
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                   "Hessian isonly implemented for `vectorize=True`.")
-    from ..ops import identity_p, stack
-    cols: list[list[list[Tensor]]] = [[] for _ in ins]  # cols[j][k][i]: J_i e_k of input j
+    from ..func import vmap
+    from ..ops import identity_p
+    blocks: list[list[Tensor] | None] = []  # blocks[j][i]: d output i / d input j
     outs: tuple = ()
     out_tuple = False
     for j, x in enumerate(ins):
-        for k in range(max(x.numel(), 1) if x.numel() else 0):
-            e = np.zeros(x.numel(), dtype=x.dtype)
-            e[k] = 1
+        m = x.numel()
+        if m == 0:
+            blocks.append(None)
+            continue
+        shown: list = []
+
+        def column(t: Tensor, j: int = j, shown: list = shown) -> tuple:
             lvl = enter_forward_level()
             try:
                 duals = []
-                for m, y in enumerate(ins):
+                for k, y in enumerate(ins):
                     d = identity_p(y)
-                    if m == j:
-                        set_tangent(d, lvl, _wrap(e.reshape(x.shape)))
+                    if k == j:
+                        set_tangent(d, lvl, t)
                     duals.append(d)
-                out_tuple, outs = _as_tuple(func(*duals), "outputs of the user-provided function",
-                                            "jacobian")
-                ts = [pop_tangent(o, lvl) for o in outs]
+                shown.append(_as_tuple(func(*duals), "outputs of the user-provided function",
+                                       "jacobian"))
+                res = tuple(pop_tangent(o, lvl) for o in shown[-1][1])
             finally:
                 exit_forward_level(lvl)
-            cols[j].append([t if t is not None else zeros_like_p(o) for t, o in zip(ts, outs)])
+            return tuple(zeros_like_p(o) if t is None else t for t, o in zip(res, shown[-1][1]))
+        basis = _wrap(np.eye(m, dtype=x.dtype).reshape((m,) + tuple(x.shape)))
+        cols = vmap(column, out_dims=-1, _loop_on_access=True)(basis)
+        out_tuple, outs = shown[-1]
+        blocks.append([c.reshape(tuple(o.shape) + tuple(x.shape)).detach()
+                       for c, o in zip(cols, outs)])
     if not outs:
         out_tuple, outs = _as_tuple(func(*ins), "outputs of the user-provided function", "jacobian")
     jac = tuple(tuple(
-        (stack([c[i].reshape(-1) for c in cols[j]], -1).reshape(o.shape + x.shape).detach()
-         if cols[j] else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype)))
+        blocks[j][i] if blocks[j] is not None else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype))
         for j, x in enumerate(ins)) for i, o in enumerate(outs))
     if in_tuple:  # torch's forward-mode gives lists for tuple inputs
         lists = [list(blocks) for blocks in jac]
         return lists if out_tuple else lists[0]
     return _shaped(jac, (out_tuple, in_tuple))
+
+
+def _jacrev_vectorized(outs: tuple, ins: tuple, create_graph: bool) -> tuple:
+    """The reverse-mode Jacobian blocks by one batched backward sweep per output: every unit
+    cotangent at once (``autograd.grad(..., is_grads_batched=True)``, through ``vmap``)."""
+    jac = []
+    for o in outs:
+        m = o.numel()
+        if m == 0 or not o.requires_grad:
+            jac.append(tuple(_wrap(np.zeros(o.shape + x.shape, dtype=o.dtype)) for x in ins))
+            continue
+        basis = _wrap(np.eye(m, dtype=o.dtype).reshape((m,) + tuple(o.shape)))
+        with set_grad_enabled(create_graph):
+            gs = _engine_grad([o], list(ins), grad_outputs=[basis], retain_graph=True,
+                              create_graph=create_graph, allow_unused=True, is_grads_batched=True)
+        jac.append(tuple(
+            (g.reshape(o.shape + x.shape) if g is not None
+             else _wrap(np.zeros(o.shape + x.shape, dtype=o.dtype)))
+            for g, x in zip(gs, ins)))
+    return tuple(_finish(blocks, create_graph) for blocks in jac)
 
 
 def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
@@ -377,6 +408,9 @@ def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bo
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                                "`vectorized=True` are not supported together. Please either set "
                                "`strict=False` or `vectorize=False`.")
+        if vectorize:
+            jac = _jacrev_vectorized(outs, ins, create_graph)
+            return _shaped(jac, (out_tuple, in_tuple))
         from ..ops import stack
         jac = []
         for i, o in enumerate(outs):

@@ -188,7 +188,45 @@ def _weight_array(weight: Any, c: int, fn: str) -> np.ndarray | None:
     return w
 
 
+def _batched_weights(logp: Tensor, target: Tensor, t: _Targets) -> tuple[Tensor, Tensor, Tensor]:
+    """For targets batched by ``func.vmap`` (nothing may read their values): the one-hot
+    rows of the flattened targets, whether each counts (not ``ignore_index``), and each
+    one's weight (its class weight where counted, 0 where ignored), all of primitives."""
+    tgt = target.reshape(-1)
+    hot = (tgt.reshape(-1, 1) == tensor(np.arange(t.c), dtype=tgt.dtype)).to(logp.dtype)
+    keep = (tgt != t.ignore_index).to(logp.dtype)
+    w = keep if t.weight is None else keep * (hot * tensor(np.asarray(t.weight, t.dtype))).sum(1)
+    return hot, keep, w
+
+
+def _nll_batched(logp: Tensor, target: Tensor, t: _Targets, reduction: str) -> Tensor:
+    """``_nll`` for targets batched by ``func.vmap``: the pick as a one-hot product."""
+    flat = _classes_last(logp)
+    hot, _, w = _batched_weights(logp, target, t)
+    terms = -(flat * hot).sum(1) * w
+    if reduction == "none":
+        return terms.reshape(t.shape)
+    if reduction == "sum":
+        return terms.sum()
+    return _batched_mean(terms.sum(), w)
+
+
+def _batched_mean(s: Tensor, w: Tensor) -> Tensor:
+    """``s`` over the total weight, as ``_weighted_mean``: nan when nothing counts, with a
+    zero gradient then (torch's), of primitives."""
+    total = w.sum()
+    none = total == 0
+    return (s / where(none, tensor(1.0, dtype=total.dtype), total)
+            + where(none, tensor(np.nan, dtype=total.dtype), tensor(0.0, dtype=total.dtype)))
+
+
+def _is_batched(x: Any) -> bool:
+    return type(x).__name__ == "BatchedTensor"  # duograd.batching's, inside func.vmap
+
+
 def _nll(logp: Tensor, target: Any, t: _Targets, reduction: str) -> Tensor:
+    if _is_batched(target):
+        return _nll_batched(logp, target, t, reduction)
     # Arrays derived from the targets (recomputed from the targets by a dg.compile replay):
     # the class picked in each row, and each pick's factor in the loss (wrapped here, so
     # that the arithmetic below takes the all-Tensor path).
@@ -277,8 +315,15 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     if ls == 0.0:
         return nll
     w = t.weight
-    keep = _derive(_target_weights, target, t=t._replace(weight=None))
     flat = _classes_last(logp)
+    if _is_batched(target):
+        _, keep, counted = _batched_weights(logp, target, t)
+        smooth = -(flat * w.astype(input.dtype)).sum(dim=1) if w is not None else -flat.sum(dim=1)
+        smooth = smooth * keep
+        smooth = (smooth.reshape(tshape) if reduction == "none" else smooth.sum()
+                  if reduction == "sum" else _batched_mean(smooth.sum(), counted))
+        return nll * (1 - ls) + smooth * (ls / c)
+    keep = _derive(_target_weights, target, t=t._replace(weight=None))
     smooth = -(flat * w.astype(input.dtype)).sum(dim=1) if w is not None else -flat.sum(dim=1)
     smooth = smooth * keep
     if reduction == "none":
@@ -785,6 +830,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
                 for buf, new in ((running_mean, mean.detach().reshape(c)), (running_var, unbiased)):
                     buf.mul_(1 - m)
                     buf.add_(new.to(buf.dtype) * m)
+    elif "BatchedTensor" in (type(running_mean).__name__, type(running_var).__name__):
+        # running statistics batched by func.vmap (an ensemble's stacked buffers)
+        rm = running_mean.detach().to(input.dtype).reshape(cshape)
+        rv = running_var.detach().to(input.dtype).reshape(cshape)
+        out = (input - rm) / (rv + input.dtype.type(eps)).sqrt()
     else:
         rm = running_mean._data.astype(input.dtype).reshape(cshape)
         rv = running_var._data.astype(input.dtype).reshape(cshape)

@@ -6,8 +6,8 @@ and ``autograd.grad(is_grads_batched=True)``.
 Every test runs the same code with ``lib`` = duograd and ``lib`` = torch (float64
 everywhere) and compares values, tuple structures and errors. PyTorch's tutorials'
 patterns (per-sample gradients, model ensembling, forward-mode AD through a Linear,
-double backward with a custom Function) run as written there, with a Python loop where
-the tutorial calls ``vmap`` (torch's own ``vmap`` gives torch's side of the comparison).
+double backward with a custom Function, neural tangent kernels) run as written there,
+``vmap`` included, and are also checked against a loop of single examples.
 """
 
 from __future__ import annotations
@@ -159,6 +159,52 @@ def test_create_graph_gives_second_order(torch):
     a, b = run_both(torch, build)
     same(a[:4], b[:4])
     assert a[4:] == b[4:] == (False, True)
+
+
+def test_vectorize_and_is_grads_batched_run_one_batched_sweep():
+    """``vectorize=True`` (both strategies) and ``is_grads_batched=True`` go through vmap:
+    a 16 -> 16 map's Jacobian runs the matmul's rules a handful of times, not once per row."""
+    from duograd import _context
+    F = dg.autograd.functional
+    w = dg.tensor(R.standard_normal((16, 16)) * 0.3)
+    x = dg.tensor(R.standard_normal(16))
+
+    def f(a):
+        return (w @ a).tanh()
+    want = (1 - np.tanh(w.numpy() @ x.numpy()) ** 2)[:, None] * w.numpy()
+    calls = []
+
+    class Count:
+        def on_call(self, call):
+            calls.append(call[0].name)
+    for run in (lambda: F.jacobian(f, x, vectorize=True),
+                lambda: F.jacobian(f, x, vectorize=True, strategy="forward-mode"),
+                lambda: dg.autograd.grad(f(x.requires_grad_()), x, dg.eye(16),
+                                         is_grads_batched=True)[0]):
+        calls.clear()
+        with _context.listening(Count()):
+            j = run()
+        x = x.detach()
+        np.testing.assert_allclose(j.detach().numpy(), want, rtol=1e-13, atol=1e-15)
+        assert calls.count("matmul") <= 4, calls.count("matmul")
+
+
+def test_vectorized_jacobian_and_hessian_with_create_graph_match_torch(torch):
+    def build(lib):
+        F = sub(lib, "autograd.functional")
+        x = lib.tensor(X3, requires_grad=True)
+        J = F.jacobian(lambda a: a.sin() * a.sum(), x, create_graph=True, vectorize=True)
+        (gj,) = lib.autograd.grad((J ** 2).sum(), x)
+        H = F.hessian(lambda a: (a.exp() * a).sum(), x, create_graph=True, vectorize=True)
+        (gh,) = lib.autograd.grad(H.sum(), x)
+        y = x.tanh() * x
+        (jb,) = lib.autograd.grad(y, x, lib.eye(3, dtype=lib.float64) * 2, create_graph=True,
+                                  is_grads_batched=True)
+        (gb,) = lib.autograd.grad(jb.sum(), x)
+        return J, gj, H, gh, jb, gb, (J.requires_grad, H.requires_grad, jb.requires_grad)
+    a, b = run_both(torch, build)
+    same(a[:6], b[:6])
+    assert a[6] == b[6] == (True, True, True)
 
 
 STRICT_CASES = [
@@ -553,10 +599,12 @@ def test_functional_call_values_ties_strict_and_restore(torch):
     assert a[2][2] and b[2][2]
 
 
-def test_stack_module_state_ensemble_tutorial_loop_matches_torch_vmap(torch):
-    """PyTorch's model-ensembling tutorial: stack_module_state + functional_call, with a
-    loop over the models where the tutorial vmaps; torch's side is torch's vmap."""
+def test_stack_module_state_ensemble_tutorial_vmap_matches_a_loop_and_torch(torch):
+    """PyTorch's model-ensembling tutorial as written there: stack_module_state +
+    ``vmap(functional_call)`` over the models, the minibatch shared (in_dims None) and one
+    minibatch per model (in_dims 0); against each model called on its own and against torch."""
     data = R.standard_normal((4, 3))
+    per_model = R.standard_normal((3, 4, 3))
 
     def build(lib):
         fn = sub(lib, "func")
@@ -576,39 +624,56 @@ def test_stack_module_state_ensemble_tutorial_loop_matches_torch_vmap(torch):
 
         def fmodel(params, buffers, x):
             return fn.functional_call(base, (params, buffers), (x,))
-        x = lib.tensor(data)
-        if lib is dg:
-            preds = lib.stack([fmodel({k: v[i] for k, v in params.items()},
-                                      {k: v[i] for k, v in buffers.items()}, x) for i in range(3)])
-        else:
-            preds = fn.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x)
+        x, xs = lib.tensor(data), lib.tensor(per_model)
+        shared = fn.vmap(fmodel, in_dims=(0, 0, None))(params, buffers, x)
+        each = fn.vmap(fmodel)(params, buffers, xs)
+        loop = lib.stack([fmodel({k: v[i] for k, v in params.items()},
+                                 {k: v[i] for k, v in buffers.items()}, x) for i in range(3)])
         direct = lib.stack([m(x) for m in models])
+        direct_each = lib.stack([m(xs[i]) for i, m in enumerate(models)])
         meta = {k: (tuple(v.shape), v.requires_grad, v.is_leaf) for k, v in params.items()}
         bmeta = {k: (tuple(v.shape), v.requires_grad) for k, v in buffers.items()}
         errs = [outcome(lambda: fn.stack_module_state([])),
                 outcome(lambda: fn.stack_module_state([nn.Linear(2, 2), nn.Linear(2, 2).eval()]))]
-        return (preds, direct), meta, bmeta, errs
+        return (shared, each), (loop, direct, direct_each), meta, bmeta, errs
     a, b = run_both(torch, build)
     same(a[0], b[0])
-    assert a[1:] == b[1:]
+    same(a[0][0], a[1][0], 1e-13)
+    same(a[0][0], a[1][1], 1e-13)
+    same(a[0][1], a[1][2], 1e-13)
+    assert a[2:] == b[2:]
 
 
-def test_per_sample_gradients_tutorial_loop_matches_torch_vmap(torch):
-    """PyTorch's per-sample-gradients tutorial: functional_call + grad over the params
-    dict, a loop over the samples where the tutorial vmaps (torch's side: its vmap)."""
-    xs = R.standard_normal((6, 4))
+def _mlp_model(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+
+
+def _cnn_model(lib):
+    nn = lib.nn
+    return nn.Sequential(nn.Conv2d(1, 3, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(3 * 3 * 3, 3))
+
+
+@pytest.mark.parametrize("make,shape", [(_mlp_model, (4,)), (_cnn_model, (1, 6, 6))],
+                         ids=["mlp", "cnn"])
+def test_per_sample_gradients_tutorial_vmap_matches_a_loop_and_torch(torch, make, shape):
+    """PyTorch's per-sample-gradients tutorial as written there: functional_call + grad
+    over the params dict, ``vmap(ft_compute_grad, in_dims=(None, None, 0, 0))``; against
+    one backward per sample (``.grad`` of the model) and against torch.func."""
+    xs = R.standard_normal((6,) + shape)
     ys = np.array([0, 2, 1, 1, 0, 2])
 
     def build(lib):
         fn = sub(lib, "func")
-        nn, F = lib.nn, lib.nn.functional
+        F = lib.nn.functional
         r = np.random.default_rng(3)
-        model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3))
+        model = make(lib)
         if lib is not dg:
             model.double()
         with lib.no_grad():
             for p in model.parameters():
-                p.copy_(lib.tensor(r.standard_normal(tuple(p.shape))))
+                p.copy_(lib.tensor(r.standard_normal(tuple(p.shape)) * 0.5))
         params = {k: v.detach() for k, v in model.named_parameters()}
         buffers = {k: v.detach() for k, v in model.named_buffers()}
 
@@ -617,22 +682,73 @@ def test_per_sample_gradients_tutorial_loop_matches_torch_vmap(torch):
             predictions = fn.functional_call(model, (params, buffers), (batch,))
             return F.cross_entropy(predictions, targets)
         ft_compute_grad = fn.grad(compute_loss)
+        ft_compute_sample_grad = fn.vmap(ft_compute_grad, in_dims=(None, None, 0, 0))
         x, y = lib.tensor(xs), lib.tensor(ys)
-        if lib is dg:
-            per = [ft_compute_grad(params, buffers, x[i], y[i]) for i in range(len(xs))]
-            grads = {k: lib.stack([p[k] for p in per]) for k in params}
-        else:
-            grads = fn.vmap(ft_compute_grad, in_dims=(None, None, 0, 0))(params, buffers, x, y)
-        # the same per-sample gradients by one backward per sample
-        loop = []
+        grads = ft_compute_sample_grad(params, buffers, x, y)
+        loop = []  # the same per-sample gradients by one backward per sample
         for i in range(len(xs)):
             model.zero_grad()
             F.cross_entropy(model(x[i:i + 1]), y[i:i + 1]).backward()
             loop.append([p.grad.detach().clone() for p in model.parameters()])
-        return [grads[k] for k in params], [lib.stack([s[j] for s in loop]) for j in range(4)]
+        n = len(params)
+        return [grads[k] for k in params], [lib.stack([s[j] for s in loop]) for j in range(n)]
     a, b = run_both(torch, build)
     same(a[0], b[0])
-    same(a[0], a[1])
+    same(a[0], a[1], 1e-13)
+
+
+def test_neural_tangent_kernel_tutorial_matches_torch(torch):
+    """PyTorch's neural-tangent-kernel tutorial: the Jacobian of functional_call with
+    respect to the parameters for each example (``vmap(jacrev(fnet_single), (None, 0))``),
+    contracted into the empirical NTK, both the full kernel and its trace; also the
+    Jacobian-free form ``vmap(vmap(vjp of jvp))`` the tutorial computes it by."""
+    x1, x2 = R.standard_normal((5, 4)), R.standard_normal((3, 4))
+
+    def build(lib):
+        fn = sub(lib, "func")
+        net = _mlp_model(lib)
+        if lib is not dg:
+            net.double()
+        r = np.random.default_rng(11)
+        with lib.no_grad():
+            for p in net.parameters():
+                p.copy_(lib.tensor(r.standard_normal(tuple(p.shape)) * 0.5))
+        params = {k: v.detach() for k, v in net.named_parameters()}
+
+        def fnet_single(params, x):
+            return fn.functional_call(net, params, (x.unsqueeze(0),)).squeeze(0)
+
+        def ntk(x1, x2, compute):
+            j1 = fn.vmap(fn.jacrev(fnet_single), (None, 0))(params, x1)
+            j1 = [j.flatten(2) for j in j1.values()]
+            j2 = fn.vmap(fn.jacrev(fnet_single), (None, 0))(params, x2)
+            j2 = [j.flatten(2) for j in j2.values()]
+            eq = "Naf,Mbf->NMab" if compute == "full" else "Naf,Maf->NM"
+            return lib.stack([lib.einsum(eq, a, b) for a, b in zip(j1, j2)]).sum(0)
+
+        def ntk_vps(x1, x2):  # the tutorial's NTK-vector products, one column at a time
+            def get_ntk(x1, x2):
+                def func_x1(params):
+                    return fnet_single(params, x1)
+
+                def func_x2(params):
+                    return fnet_single(params, x2)
+                output, vjp_fn = fn.vjp(func_x1, params)
+
+                def get_ntk_slice(vec):
+                    vjps = vjp_fn(vec)
+                    _, jvps = fn.jvp(func_x2, (params,), vjps)
+                    return jvps
+                basis = lib.eye(output.numel(), dtype=output.dtype).view(output.numel(), -1)
+                return fn.vmap(get_ntk_slice)(basis)
+            res = fn.vmap(fn.vmap(get_ntk, (None, 0)), (0, None))(x1, x2)
+            return res.transpose(-1, -2)  # vmap of the slices gives (b, a)
+        X1, X2 = lib.tensor(x1), lib.tensor(x2)
+        return ntk(X1, X2, "full"), ntk(X1, X2, "trace"), ntk_vps(X1, X2)
+    a, b = run_both(torch, build)
+    assert tuple(a[0].shape) == (5, 3, 3, 3)
+    same(a, b)
+    same(a[2], a[0])
 
 
 def test_func_transforms_over_dicts_with_has_aux_and_argnums(torch):
@@ -661,6 +777,31 @@ def test_func_transforms_over_dicts_with_has_aux_and_argnums(torch):
     assert a[1] == b[1]
 
 
+def test_jacrev_jacfwd_hessian_over_dicts_match_torch(torch):
+    def build(lib):
+        fn = sub(lib, "func")
+        p = {"w": lib.tensor(M23), "b": lib.tensor(Y2)}
+        x = lib.tensor(X3)
+
+        def f(p, x, scale=1.0):
+            out = (p["w"] @ x + p["b"]).tanh() * scale
+            return out, {"s": (out ** 2).sum()}
+
+        def loss(p, x):
+            return f(p, x)[1]["s"]
+        jr = fn.jacrev(lambda p, x: f(p, x, scale=2.0))(p, x)
+        jf = fn.jacfwd(f, argnums=(0, 1))(p, x)
+        ja, aux = fn.jacrev(lambda p, x: (f(p, x)[0], x.sum()), has_aux=True)(p, x)
+        h = fn.hessian(loss)(p, x)
+        hv = fn.vmap(fn.jacrev(lambda p, x: f(p, x)[0]), in_dims=(None, 0))(p, lib.stack([x, x * 2]))
+        flat = [jr[0]["w"], jr[0]["b"], jr[1]["s"]["w"], jf[0][0]["b"], jf[0][1], jf[1]["s"][0]["w"],
+                ja["w"], aux, h["w"]["w"], h["w"]["b"], h["b"]["b"], hv["w"], hv["b"]]
+        return flat, (sorted(jr[0]), type(jf[0]).__name__, sorted(h["w"]))
+    a, b = run_both(torch, build)
+    same(a[0], b[0])
+    assert a[1] == b[1]
+
+
 def test_grad_is_grads_batched_and_materialize_grads(torch):
     def build(lib):
         x = lib.tensor(X3, requires_grad=True)
@@ -682,7 +823,8 @@ def test_the_pytree_transforms_docstring_examples_run():
     Tensor transforms they wrap) run here."""
     import doctest
     from duograd import func
-    for f in (func.grad, func.value_and_grad, func.grad_and_value, func.vjp, func.jvp):
+    for f in (func.grad, func.value_and_grad, func.grad_and_value, func.vjp, func.jvp, func.jacrev,
+              func.jacfwd):
         for g in (f, getattr(f, "__wrapped__", None)):
             if g is None:
                 continue

@@ -224,12 +224,37 @@ def test_a_primitive_can_declare_its_batching_rule():
 
 def test_library_code_that_reads_values_raises_instead_of_computing_garbage():
     logits, target = dg.tensor(R.standard_normal((4, 3))), dg.tensor([0, 2, 1, 1])
-    with pytest.raises(Exception):
-        func.vmap(lambda z, t: F.cross_entropy(z[None], t[None]))(logits, target)
-    # with the targets shared, it runs
+    with pytest.raises(batching.ValueAccessError):  # a batched index tensor
+        func.vmap(lambda z, t: z[t])(logits, target)
+    with pytest.raises(batching.ValueAccessError):  # an in-place shape change of a batched tensor
+        func.vmap(lambda z: z.clone().t_())(dg.tensor(R.standard_normal((4, 2, 3))))
+    # cross_entropy with batched targets takes its one-hot path (no values read)
+    out = func.vmap(lambda z, t: F.cross_entropy(z[None], t[None]))(logits, target)
+    want = [float(F.cross_entropy(logits[i][None], target[i][None])) for i in range(4)]
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-15)
     out = func.vmap(lambda z: F.cross_entropy(z[None], dg.tensor([1])))(logits)
     want = [float(F.cross_entropy(logits[i][None], dg.tensor([1]))) for i in range(4)]
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-15)
+    # .data of a batched tensor is the batch's
+    out = func.vmap(lambda z: z.data * 2)(logits)
+    np.testing.assert_array_equal(out.numpy(), logits.numpy() * 2)
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "none"}, {"reduction": "sum"},
+                                {"weight": [1.0, 2.0, 3.0]}, {"ignore_index": 1},
+                                {"label_smoothing": 0.1, "ignore_index": 2},
+                                {"label_smoothing": 0.2, "weight": [1.0, 2.0, 3.0], "reduction": "sum"},
+                                {"label_smoothing": 0.2, "weight": [0.5, 2.0, 1.0]}])
+def test_cross_entropy_and_nll_with_batched_targets_match_a_loop(kw):
+    z = R.standard_normal((4, 2, 3))
+    t = np.array([[0, 2], [1, 1], [2, 0], [1, 2]])
+    kw = {k: dg.tensor(v) if k == "weight" else v for k, v in kw.items()}
+    f = lambda a, b: F.cross_entropy(a, b, **kw)  # noqa: E731
+    _check(f, (z, t), (0, 0), exact=False)
+    if kw.get("reduction") != "none":
+        _check(lambda a, b: func.grad(f)(a, b), (z, t), (0, 0), exact=False)
+    if "label_smoothing" not in kw:
+        _check(lambda a, b: F.nll_loss(F.log_softmax(a, 1), b, **kw), (z, t), (0, 0), exact=False)
 
 
 class _Cube(dg.autograd.Function):
@@ -339,6 +364,20 @@ def test_compositions_in_every_order_match_torch_func(torch):
         (func.jacfwd(func.vmap(fd))(X), torch.func.jacfwd(torch.func.vmap(ft))(TX)),
         (func.vmap(func.vjp(fd, X[0])[1])(dg.ones(3)),
          torch.func.vmap(torch.func.vjp(ft, TX[0])[1])(torch.ones(3, dtype=torch.float64))),
+        (func.vmap(func.vmap(func.grad(fd)))(X.reshape(3, 2, 2)),
+         torch.func.vmap(torch.func.vmap(torch.func.grad(ft)))(TX.reshape(3, 2, 2))),
+        (func.vmap(func.jacfwd(func.grad(fd)))(X), torch.func.vmap(torch.func.jacfwd(torch.func.grad(ft)))(TX)),
+        (func.jacrev(func.vmap(fd))(X), torch.func.jacrev(torch.func.vmap(ft))(TX)),
+        (func.jacfwd(func.jacrev(fd))(X[0]), torch.func.jacfwd(torch.func.jacrev(ft))(TX[0])),
+        (func.jacrev(func.jacrev(fd))(X[0]), torch.func.jacrev(torch.func.jacrev(ft))(TX[0])),
+        (func.vmap(func.jvp(func.grad(fd), (X[0],), (V[0],))[1].__mul__)(X),
+         torch.func.vmap(torch.func.jvp(torch.func.grad(ft), (TX[0],), (TV[0],))[1].__mul__)(TX)),
+        (func.grad(lambda a: func.vmap(func.grad(fd))(a).sum())(X),
+         torch.func.grad(lambda a: torch.func.vmap(torch.func.grad(ft))(a).sum())(TX)),
+        # the batch differentiated outside reaches the inner grad only by its closure
+        (func.grad(lambda a: func.vmap(lambda r: func.grad(lambda w: ((w.sin() * r).sum()) ** 2)(V[0]))(a).sum())(X),
+         torch.func.grad(lambda a: torch.func.vmap(lambda r: torch.func.grad(
+             lambda w: ((w.sin() * r).sum()) ** 2)(TV[0]))(a).sum())(TX)),
     ]
     for ours, theirs in pairs:
         ours = ours[0] if isinstance(ours, tuple) else ours
