@@ -44,6 +44,7 @@ import argparse
 import contextlib
 import datetime
 import importlib
+import importlib.util
 import io
 import json
 import math
@@ -51,6 +52,7 @@ import platform
 import shlex
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
@@ -110,6 +112,14 @@ def run_benchmarks(out: Path, size: str = "full", progress: bool = True) -> dict
     with contextlib.redirect_stdout(log if not VERBOSE else sys.stdout):
         result = bench.run(quick=size != "full", repeats=1 if size == "smoke" else None,
                            progress=progress, out=None, smoke=size == "smoke")
+        # issue 31's function transforms (vmap, jacrev, hessian) against torch.func
+        result = dict(result)
+        if importlib.util.find_spec("torch") is not None:
+            from benchmarks import func_bench
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # vmap's loop-fallback notes
+                result["transforms"] = func_bench.measure(3 if size == "quick" else 9,
+                                                          smoke=size == "smoke")
     if not VERBOSE:
         (Path(out) / "benchmarks.log").write_text(log.getvalue(), encoding="utf-8")
     result = dict(result)

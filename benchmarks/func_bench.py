@@ -44,6 +44,9 @@ SPIRAL = (2, (64, 64, 2), 350)    # benchmarks/run.py's Sizes.spiral: 4,482 para
 JAC_WIDTH = 64
 HESSIAN_CHUNK = 128
 HESSIAN_SMALL_BATCH = 16
+# the walkthrough's smoke run (``measure(smoke=True)``): every row at tiny sizes, numbers meaningless
+SMOKE = {"DIGITS": (64, (8, 10), 8), "SPIRAL": (2, (4, 3, 2), 12), "JAC_WIDTH": 8,
+         "HESSIAN_CHUNK": 7, "HESSIAN_SMALL_BATCH": 5}
 TARGETS = {"per_sample": "vmap(grad) <= 3x batched backward and <= torch.func",
            "jacrev": "<= 1.0x torch.func.jacrev and >= 5x faster than the row loop",
            "hessian": "forward-over-reverse, against torch.func (no ratio target)"}
@@ -250,7 +253,7 @@ def hessian(torch: Any, repeats: int) -> dict[str, Any]:
             "target": TARGETS["hessian"]}
 
 
-def measure(repeats: int = 9) -> dict[str, Any]:
+def measure(repeats: int = 9, smoke: bool = False) -> dict[str, Any]:
     """The three measures (see the module docstring), each with its medians over
     ``repeats`` (the Hessian's over at most 2: about two minutes in all), value agreement with torch.func and whether
     its target is met. Needs torch.
@@ -260,6 +263,13 @@ def measure(repeats: int = 9) -> dict[str, Any]:
     """
     import torch
 
+    if smoke:
+        saved = {k: globals()[k] for k in SMOKE}
+        globals().update(SMOKE)
+        try:
+            return measure(1)
+        finally:
+            globals().update(saved)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -782,6 +782,53 @@ def _seq_table(m: dict) -> Table | None:
                   "torch float32 (reference)", "eager / torch", "compiled / torch"], rows)
 
 
+TRANSFORMS_HEADER = "function transform (issue 31)"
+
+
+def _transforms_table(m: dict) -> Table | None:
+    """benchmarks/func_bench.py's rows (``benchmarks.transforms``): duograd, its baseline
+    and torch.func, in ms, with both ratios, the target and the agreement with torch;
+    None when not measured.
+
+    >>> t = _transforms_table({"transforms": {"jacrev": {"model": "MLP", "jacrev_s": 0.001,
+    ...     "row_loop_s": 0.01, "torch_func_s": 0.002, "max_abs_diff_vs_torch": 1e-16,
+    ...     "met": True, "target": "t"}}})
+    >>> t.rows[0][4:6]
+    ['0.10x', '0.50x']
+    """
+    tr = m.get("transforms")
+    if not isinstance(tr, dict):
+        return None
+    ms = (lambda v: "n/a" if v is None else num(v * 1e3))
+    ratio = (lambda a, b: None if a is None or not b else a / b)
+    yes = (lambda v: "n/a" if v is None else ("yes" if v else "NO"))
+    specs = (("per_sample", "per-sample gradients, vmap(grad(loss))", "vmap_grad_s",
+              "one batched backward", "batched_backward_s", "torch_func_s", "max_abs_diff_vs_torch"),
+             ("jacrev", "func.jacrev (one batched sweep)", "jacrev_s",
+              "the row loop (one vjp per row)", "row_loop_s", "torch_func_s", "max_abs_diff_vs_torch"),
+             ("hessian", "Hessian, vmap of jvp of grad (chunked)", "forward_over_reverse_s",
+              None, None, "torch_func_s", "max_abs_diff_vs_torch"),
+             ("hessian", "func.hessian, literal (small batch)", "func_hessian_s",
+              None, None, "torch_func_hessian_s", "small_max_abs_diff_vs_torch"))
+    rows = []
+    for key, label, ours, base_label, base, theirs, diff in specs:
+        r = tr.get(key)
+        if not isinstance(r, dict) or r.get(ours) is None:
+            continue
+        model = f" ({r['model']})" if r.get("model") else ""
+        rows.append([label + model, ms(r.get(ours)), base_label or "-",
+                     ms(r.get(base)) if base else "-", times(ratio(r.get(ours), r.get(base)))
+                     if base else "-", times(ratio(r.get(ours), r.get(theirs))),
+                     ms(r.get(theirs)), r.get("target", "") if ours != "func_hessian_s" else "-",
+                     yes(r.get("met")) if ours != "func_hessian_s" and key != "hessian" else "-",
+                     sci(r.get(diff))])
+    if not rows:
+        return None
+    return Table([TRANSFORMS_HEADER, "duograd (ms)", "baseline", "baseline (ms)",
+                  "duograd / baseline", "duograd / torch.func", "torch.func (ms)", "target",
+                  "met?", "max abs diff vs torch"], rows)
+
+
 def _benchmarks(m: dict) -> Section:
     s = Section("benchmarks", TITLES["benchmarks"], figures=m.get("figures", []))
     mach = m.get("machine", {})
@@ -847,6 +894,13 @@ def _benchmarks(m: dict) -> Section:
             "against PyTorch float64, eager and through dg.compile, from the same weights, "
             "after checking that the gradients agree; the times are in the table below.")
         s.tables.append(seq)
+    trans = _transforms_table(m)
+    if trans is not None:
+        s.paragraphs.append(
+            "The function transforms (issue 31, benchmarks/func_bench.py, one thread for both "
+            "libraries): vmap, jacrev and the Hessian against their baselines and torch.func, "
+            "with the largest difference from torch.func's values.")
+        s.tables.append(trans)
     crows = compiled_rows(m)
     if crows:
         met = sum(1 for r in crows if r["met"])
@@ -1286,6 +1340,12 @@ def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
             lines.append("Sequence models against PyTorch float64 (eager and `dg.compile`):")
             lines.append("")
             lines += _md_table(seq.header, seq.rows)
+        trans = next((t for t in bench.tables if t.header and t.header[0] == TRANSFORMS_HEADER), None)
+        if trans is not None:
+            lines.append("Function transforms (`vmap`, `jacrev`, `hessian`) against their baselines "
+                         "and torch.func:")
+            lines.append("")
+            lines += _md_table(trans.header, trans.rows)
         comp = next((t for t in bench.tables if t.header and t.header[0] == "dg.compile workload"), None)
         if comp is not None:
             lines.append("Capture and replay, `dg.compile` (times as multiples of hand-written NumPy):")
