@@ -9,7 +9,8 @@ kept when they belong to torch: a submodule of that namespace, a class or functi
 torch module are left out), a dtype, or a constant of the ``torch`` namespace itself
 (``pi``, ``strided``, ...). ``torch.Tensor`` keeps every public name of ``dir()``. Each name
 records its kind and, where torch states them, its parameters: from ``inspect.signature``
-for Python functions and classes; for torch's builtins from their ATen schemas (one list
+for Python functions and classes; for torch's builtins with several overloads, the overloads
+its Python argument parser lists (``_parser_signatures``); for the other builtins from their ATen schemas (one list
 per overload, the keyword names the binding accepts), or, where there is none, from the
 first lines of the docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``). ``alias`` names the ``torch.*`` name that is the same
 object (``torch.nn.functional.conv2d`` is ``torch.conv2d``).
@@ -143,6 +144,54 @@ def _schema_signatures(name: str, torch: Any, method: bool) -> list[list[str]]:
     return sigs
 
 
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (``int[2] dim = {-2, -1}`` is one part)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def _parser_signatures(obj: Any, torch: Any, method: bool) -> list[list[str]]:
+    """The overloads torch's Python argument parser lists for a builtin with several (the
+    signatures Python accepts, without TorchScript's): called with an unknown keyword and
+    placeholders for its required arguments, it raises a TypeError naming each overload
+    (``* (Tensor input, Tensor other, *, Tensor out = None)``). Empty for a builtin with one
+    overload, or one not bound through the parser."""
+    base = [torch.ones(1)] if method else []
+    for n in range(5):
+        try:
+            obj(*base, *([object()] * n), __not_a_parameter__=1)
+        except TypeError as e:
+            msg = str(e)
+            if "expected one of" in msg:
+                sigs: list[list[str]] = []
+                for line in msg.splitlines():
+                    line = line.strip()
+                    if not line.startswith("* (") or not line.endswith(")"):
+                        continue
+                    params = []
+                    for part in _split_top(line[3:-1]):
+                        part = part.split("=")[0].strip()
+                        if part:
+                            params.append(part if part == "*" else part.split()[-1])
+                    if params not in sigs:
+                        sigs.append(params)
+                return sigs
+            if "missing" in msg and "required" in msg:
+                continue
+            return []
+        except Exception:  # noqa: BLE001  (a builtin that does not parse this way)
+            return []
+        return []
+    return []
+
+
 def _py_signature(obj: Any, drop_self: bool) -> list[str] | None:
     try:
         sig = inspect.signature(obj)
@@ -180,6 +229,11 @@ def _fill(entry: dict, name: str, obj: Any, sig: list[str] | None, torch: Any, m
     of a builtin, else the builtin's docstring."""
     if sig is not None:
         entry["signatures"], entry["from"] = [sig], "inspect"
+        return
+    sigs = _parser_signatures(obj, torch, method) if inspect.isbuiltin(obj) or \
+        type(obj).__name__ in ("method_descriptor", "builtin_function_or_method") else []
+    if sigs:
+        entry["signatures"], entry["from"] = sigs, "parser"
         return
     prefix = _ATEN_PREFIX.get(namespace)
     sigs = _schema_signatures(prefix + name, torch, method) if prefix is not None else []
