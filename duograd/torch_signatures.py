@@ -481,7 +481,9 @@ def torch_signature(fn: Callable, op: str, spec: str, *, method: bool = False,
 
     @functools.wraps(fn)
     def call(*args: Any, **kw: Any) -> Any:
-        if (same is None or len(args) - method <= same) and not (kw.keys() & special):
+        if not kw and (same is None or len(args) - method <= same):
+            return fn(*args)
+        if (same is None or len(args) - method <= same) and special.isdisjoint(kw):
             if renames and kw.keys() & renames.keys():
                 kw = {renames.get(k, k): v for k, v in kw.items()}
             return fn(*args, **kw)
