@@ -153,6 +153,13 @@ def _schema_signatures(name: str, torch: Any, method: bool, obj: Any = None) -> 
     (TorchScript's) are left out."""
     sigs: list[list[str]] = []
     schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+    # TorchScript's overloads on one Python number or list (``aten::tensor.float(float t, ...)``):
+    # Python's binding takes the general overload's names
+    def script(sch: Any) -> bool:
+        return sch.overload_name in ("bool", "float", "int", "complex", "list", "str") and \
+            not any("Tensor" in str(a.type) for a in sch.arguments)
+    if any(not script(sch) for sch in schemas):
+        schemas = [sch for sch in schemas if not script(sch)]
     if any("Scalar" not in sch.overload_name for sch in schemas):
         # the Scalar overloads are TorchScript's; Python wraps a number as a tensor
         schemas = [sch for sch in schemas if "Scalar" not in sch.overload_name]
