@@ -72,6 +72,16 @@ _FACTORY_KW = ("dtype", "device", "requires_grad", "layout", "pin_memory", "memo
                "generator")
 
 
+# names of TORCH_PARAMS and FACTORIES whose torch 2.13 signature has no ``out=``: the layer gives
+# them none (``out=`` is then the TypeError torch raises)
+NO_OUT = frozenset((
+    "broadcast_to chunk count_nonzero cumulative_trapezoid diag_embed diagonal empty_like flatten flip "
+    "from_numpy full_like index_fill isclose isfinite isinf isnan moveaxis movedim narrow ones_like prelu "
+    "rand_like randn_like relu repeat_interleave reshape result_type roll select set_default_dtype split "
+    "squeeze std_mean tensor trace transpose trapezoid trapz tril_indices triu_indices unbind unflatten "
+    "unsqueeze var_mean zeros_like").split())
+
+
 def _params_of(fn: Callable) -> tuple[set[str], bool]:
     try:
         ps = inspect.signature(fn).parameters.values()
@@ -105,7 +115,7 @@ def with_torch_names(fn: Callable, name: str, params: tuple[str, ...] = (),
     """
     own, _ = _params_of(fn)
     rename_axis = "dim" in own and "axis" not in own
-    takes_out = "out" in own
+    takes_out = "out" in own or name in NO_OUT  # NO_OUT: an out= given reaches fn, which refuses it
     direct = frozenset(own)  # keywords fn takes as they are: the fast path passes them on
 
     @functools.wraps(fn)
@@ -142,7 +152,8 @@ def with_torch_names(fn: Callable, name: str, params: tuple[str, ...] = (),
     except (TypeError, ValueError):
         renamed = [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in params]
     names = {p.name for p in renamed}
-    extra = [k for k in (_FACTORY_KW if factory else ("out",)) if k not in names]
+    extra = [k for k in (_FACTORY_KW if factory else ("out",)) if k not in names
+             and not (k == "out" and name in NO_OUT)]
     if not any(p.kind == p.VAR_KEYWORD for p in renamed):
         at = len(renamed)
         renamed = renamed[:at] + [inspect.Parameter(k, inspect.Parameter.KEYWORD_ONLY, default=None)

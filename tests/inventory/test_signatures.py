@@ -531,3 +531,13 @@ def test_the_layer_keeps_the_fast_path_and_positional_calls(torch) -> None:
                                torch.softmax(torch.tensor(x.numpy()), 0).numpy())
     with pytest.raises(TypeError, match="multiple values"):
         dg.nn.functional.relu(x, input=x)
+
+
+@pytest.mark.parametrize("name", ["flatten", "reshape", "zeros_like", "transpose", "isnan", "split"])
+def test_no_out_where_torch_has_none(name, torch) -> None:
+    """The layer gives ``out=`` only where torch's signature has it: elsewhere both raise TypeError."""
+    args = {"flatten": (), "reshape": ((4,),), "zeros_like": (), "transpose": (0, 1), "isnan": (),
+            "split": (1,)}[name]
+    for L in (torch, dg):
+        with pytest.raises(TypeError):
+            getattr(L, name)(L.ones(2, 2), *args, out=L.empty(0))
