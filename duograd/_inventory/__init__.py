@@ -140,13 +140,38 @@ def _update_unsupported() -> None:
 MISMATCHES = os.path.join(HERE, "..", "..", "tests", "inventory", "signature_mismatches.txt")
 _MISMATCH_HEAD = ("# Built names whose parameters differ from torch 2.13's (computed by\n"
                   "# duograd._inventory.signature_mismatches; rewrite with\n"
-                  "# `python -m duograd._inventory --update-mismatches`). One line per name.\n")
+                  "# `python -m duograd._inventory --update-mismatches`). One line per name, and\n"
+                  "# after `  # accepted: ` why the difference stays (kept when the file is rewritten).\n")
+_REASON = "  # accepted: "
+
+
+def read_mismatch_reasons(path: str = MISMATCHES) -> dict[str, str]:
+    """mismatch line -> the reason it is accepted ("" where the line gives none)."""
+    out: dict[str, str] = {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            text, _, why = line.partition(_REASON)
+            out[text.rstrip()] = why.strip()
+    return out
 
 
 def read_mismatches(path: str = MISMATCHES) -> list[str]:
-    """The committed list of signature mismatches (comment lines left out)."""
-    with open(path) as f:
-        return [line.rstrip("\n") for line in f if line.strip() and not line.startswith("#")]
+    """The committed list of signature mismatches (comment lines and reasons left out)."""
+    return list(read_mismatch_reasons(path))
+
+
+def _write_mismatches(path: str = MISMATCHES) -> None:
+    old = read_mismatch_reasons(path) if os.path.exists(path) else {}
+    by_name = {line.split(": ", 1)[0]: why for line, why in old.items() if why}
+    lines = []
+    for line in signature_mismatches():
+        why = old.get(line) or by_name.get(line.split(": ", 1)[0], "")
+        lines.append(line + (_REASON + why if why else ""))
+    with open(path, "w") as f:
+        f.write(_MISMATCH_HEAD + "".join(line + "\n" for line in lines))
 
 
 def main(argv: list[str]) -> int:
@@ -155,8 +180,7 @@ def main(argv: list[str]) -> int:
         _update_unsupported()
         return 0
     if "--update-mismatches" in argv:
-        with open(MISMATCHES, "w") as f:
-            f.write(_MISMATCH_HEAD + "".join(line + "\n" for line in signature_mismatches()))
+        _write_mismatches()
         print(f"rewrote {os.path.normpath(MISMATCHES)}")
         return 0
     print(table())
@@ -198,13 +222,19 @@ def _torch_shape(params: list[str]) -> tuple[list[tuple[str, bool]], list[str], 
     return pos, kw, var
 
 
-def _problems(sig: Any, overloads: list[list[str]]) -> list[str]:
-    """What torch accepts (any of its documented overloads) that ``sig`` (duograd's) does not."""
+def _problems(sig: Any, overloads: list[list[str]], varargs_keywords: tuple[str, ...] = ()) -> list[str]:
+    """What torch accepts (any of its documented overloads) that ``sig`` (duograd's) does not.
+    ``varargs_keywords``: names that duograd's ``*varargs`` also takes by keyword (the signature
+    layer's ``__varargs_keywords__``: ``ones(*size)`` takes ``size=(2, 3)``). An overload that is
+    ``(*args, **kwargs)`` states no parameters (torch's ``nn.Module.__init__``, its
+    ``boolean_dispatch`` functions such as ``max_pool2d``): nothing is compared with it."""
+    overloads = [o for o in overloads if o != ["*args", "**kwargs"]]
     params = list(sig.parameters.values())
     dg_pos = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     dg_var = next((i for i, p in enumerate(params) if p.kind is p.VAR_POSITIONAL), None)
     dg_varkw = any(p.kind is p.VAR_KEYWORD for p in params)
     dg_kw = {p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    dg_kw |= set(varargs_keywords)
     shapes = [_torch_shape(o) for o in overloads]
     names_at: dict[int, set[str]] = {}
     for pos, _, _ in shapes:
@@ -260,7 +290,8 @@ def signature_mismatches() -> list[str]:
                 ps = list(sig.parameters.values())
                 if ps and ps[0].kind in (ps[0].POSITIONAL_ONLY, ps[0].POSITIONAL_OR_KEYWORD):
                     sig = sig.replace(parameters=ps[1:])
-            problems = _problems(sig, overloads)
+            vk = getattr(obj.__init__ if isinstance(obj, type) else obj, "__varargs_keywords__", ())
+            problems = _problems(sig, overloads, vk)
             if problems:
                 lines.append(f"{ns}.{n}: " + "; ".join(problems))
     return sorted(lines)

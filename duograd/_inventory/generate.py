@@ -9,9 +9,12 @@ kept when they belong to torch: a submodule of that namespace, a class or functi
 torch module are left out), a dtype, or a constant of the ``torch`` namespace itself
 (``pi``, ``strided``, ...). ``torch.Tensor`` keeps every public name of ``dir()``. Each name
 records its kind and, where torch states them, its parameters: from ``inspect.signature``
-for Python functions and classes; for torch's builtins from their ATen schemas (one list
+for Python functions and classes; for torch's builtins with several overloads, the overloads
+its Python argument parser lists (``_parser_signatures``); for the other builtins from their ATen schemas (one list
 per overload, the keyword names the binding accepts), or, where there is none, from the
-first lines of the docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``). ``alias`` names the ``torch.*`` name that is the same
+first lines of the docstring (``add(input, other, *, alpha=1, out=None) -> Tensor``); an
+out-variant schema counts only where the Python binding takes its ``out=``
+(``_python_takes_out``). ``alias`` names the ``torch.*`` name that is the same
 object (``torch.nn.functional.conv2d`` is ``torch.conv2d``).
 """
 
@@ -109,7 +112,40 @@ _ATEN_PREFIX = {"torch": "", "torch.Tensor": "", "torch.nn.functional": "", "tor
                 "torch.linalg": "linalg_", "torch.special": "special_", "torch.fft": "fft_"}
 
 
-def _schema_signatures(name: str, torch: Any, method: bool) -> list[list[str]]:
+def _placeholder(type_name: str, torch: Any) -> Any:
+    """A value of an ATen argument type (``Tensor``, ``int[]``, ``List[Optional[Tensor]]``, ...)
+    that torch's Python parser accepts (never run: the probe below fails at parsing ``out=``)."""
+    t = type_name.strip().rstrip("?")
+    if t.startswith("Optional[") and t.endswith("]"):
+        return _placeholder(t[9:-1], torch)
+    if t.startswith("List[") and t.endswith("]"):
+        return [_placeholder(t[5:-1], torch)]
+    if t.endswith("]") and "[" in t:  # int[2], Tensor[]
+        return [_placeholder(t[:t.index("[")], torch)]
+    if t.startswith("Tensor"):
+        return torch.ones(1)
+    return {"int": 1, "SymInt": 1, "float": 1.0, "bool": False, "Scalar": 1, "str": "x",
+            "ScalarType": torch.float32, "Layout": torch.strided, "Device": "cpu",
+            "Generator": None, "MemoryFormat": torch.contiguous_format}.get(t, 1)
+
+
+def _python_takes_out(obj: Any, schema: Any, torch: Any) -> bool:
+    """Whether torch's Python binding of ``obj`` takes the ``out=`` of this out-variant schema
+    (ATen generates out-variants that Python does not bind): called with placeholders for the
+    required arguments and a string as ``out``, the parser names ``out`` as the wrong type, or
+    says it does not know the keyword."""
+    args = [_placeholder(str(a.type), torch) for a in schema.arguments
+            if not a.kwarg_only and not a.has_default_value()]
+    try:
+        obj(*args, out="not a tensor")
+    except TypeError as e:
+        return "unexpected keyword argument 'out'" not in str(e)
+    except Exception:  # noqa: BLE001  (it parsed: out= is taken)
+        return True
+    return True
+
+
+def _schema_signatures(name: str, torch: Any, method: bool, obj: Any = None) -> list[list[str]]:
     """Parameter lists from the ATen schemas of ``name`` (``aten::add.Tensor(Tensor self, Tensor
     other, *, Scalar alpha=1)``), the names torch's Python binding accepts by keyword: ``self``
     is ``input`` for a ``torch.*`` function and is left out for a method; an out-variant's
@@ -117,6 +153,13 @@ def _schema_signatures(name: str, torch: Any, method: bool) -> list[list[str]]:
     (TorchScript's) are left out."""
     sigs: list[list[str]] = []
     schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+    # TorchScript's overloads on one Python number or list (``aten::tensor.float(float t, ...)``):
+    # Python's binding takes the general overload's names
+    def script(sch: Any) -> bool:
+        return sch.overload_name in ("bool", "float", "int", "complex", "list", "str") and \
+            not any("Tensor" in str(a.type) for a in sch.arguments)
+    if any(not script(sch) for sch in schemas):
+        schemas = [sch for sch in schemas if not script(sch)]
     if any("Scalar" not in sch.overload_name for sch in schemas):
         # the Scalar overloads are TorchScript's; Python wraps a number as a tensor
         schemas = [sch for sch in schemas if "Scalar" not in sch.overload_name]
@@ -124,8 +167,11 @@ def _schema_signatures(name: str, torch: Any, method: bool) -> list[list[str]]:
         args = list(sch.arguments)
         if not any("Tensor" in str(a.type) or a.name in ("dtype", "size") for a in args):
             continue
-        if method and any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in args):
+        outs = any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in args)
+        if method and outs:
             continue  # a method takes no out=
+        if outs and obj is not None and not _python_takes_out(obj, sch, torch):
+            continue  # an out-variant ATen generates and Python does not bind
         pos, kw = [], []
         for a in args:
             writes = a.kwarg_only and a.alias_info is not None and a.alias_info.is_write
@@ -141,6 +187,54 @@ def _schema_signatures(name: str, torch: Any, method: bool) -> list[list[str]]:
         if params not in sigs:
             sigs.append(params)
     return sigs
+
+
+def _split_top(text: str) -> list[str]:
+    """``text`` split at the commas outside brackets (``int[2] dim = {-2, -1}`` is one part)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return parts + [cur]
+
+
+def _parser_signatures(obj: Any, torch: Any, method: bool) -> list[list[str]]:
+    """The overloads torch's Python argument parser lists for a builtin with several (the
+    signatures Python accepts, without TorchScript's): called with an unknown keyword and
+    placeholders for its required arguments, it raises a TypeError naming each overload
+    (``* (Tensor input, Tensor other, *, Tensor out = None)``). Empty for a builtin with one
+    overload, or one not bound through the parser."""
+    base = [torch.ones(1)] if method else []
+    for n in range(5):
+        try:
+            obj(*base, *([object()] * n), __not_a_parameter__=1)
+        except TypeError as e:
+            msg = str(e)
+            if "expected one of" in msg:
+                sigs: list[list[str]] = []
+                for line in msg.splitlines():
+                    line = line.strip()
+                    if not line.startswith("* (") or not line.endswith(")"):
+                        continue
+                    params = []
+                    for part in _split_top(line[3:-1]):
+                        part = part.split("=")[0].strip()
+                        if part:
+                            params.append(part if part == "*" else part.split()[-1])
+                    if params not in sigs:
+                        sigs.append(params)
+                return sigs
+            if "missing" in msg and "required" in msg:
+                continue
+            return []
+        except Exception:  # noqa: BLE001  (a builtin that does not parse this way)
+            return []
+        return []
+    return []
 
 
 def _py_signature(obj: Any, drop_self: bool) -> list[str] | None:
@@ -181,8 +275,13 @@ def _fill(entry: dict, name: str, obj: Any, sig: list[str] | None, torch: Any, m
     if sig is not None:
         entry["signatures"], entry["from"] = [sig], "inspect"
         return
+    sigs = _parser_signatures(obj, torch, method) if inspect.isbuiltin(obj) or \
+        type(obj).__name__ in ("method_descriptor", "builtin_function_or_method") else []
+    if sigs:
+        entry["signatures"], entry["from"] = sigs, "parser"
+        return
     prefix = _ATEN_PREFIX.get(namespace)
-    sigs = _schema_signatures(prefix + name, torch, method) if prefix is not None else []
+    sigs = _schema_signatures(prefix + name, torch, method, obj) if prefix is not None else []
     if sigs:
         entry["signatures"], entry["from"] = sigs, "schema"
     else:

@@ -1276,9 +1276,10 @@ LazyConvTranspose3d = _lazy_transpose3d()
 
 def _lazy_norm(name: str, real: Callable[[], type], instance: bool) -> type:
     def __init__(self: _Lazy, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         self._opts = dict(eps=eps, momentum=momentum, affine=affine,
-                          track_running_stats=track_running_stats)
+                          track_running_stats=track_running_stats, device=device, dtype=dtype, bias=bias)
         self.weight = UninitializedParameter() if affine else None
         self.bias = UninitializedParameter() if affine else None
         if track_running_stats:
