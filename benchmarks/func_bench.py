@@ -259,7 +259,7 @@ def measure(repeats: int = 9, smoke: bool = False) -> dict[str, Any]:
     its target is met. Needs torch.
 
     >>> sorted(measure.__annotations__)
-    ['repeats', 'return']
+    ['repeats', 'return', 'smoke']
     """
     import torch
 

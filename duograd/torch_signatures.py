@@ -882,8 +882,8 @@ SPECS: dict[str, str] = {
                                     "check_batched_grad, check_fwd_over_rev, check_rev_over_rev, fast_mode, masked",
     "torch.func.grad": "func, argnums, has_aux",
     "torch.func.hessian": "func>f, argnums",
-    "torch.func.jacfwd": "func>f, argnums, has_aux, *, randomness",
-    "torch.func.jacrev": "func>f, argnums, *, has_aux, chunk_size, _preallocate_and_copy",
+    "torch.func.jacfwd": "func, argnums, has_aux, *, randomness",
+    "torch.func.jacrev": "func, argnums, *, has_aux, chunk_size, _preallocate_and_copy",
     "torch.func.jvp": "func, primals, tangents, *, strict, has_aux",
     "torch.func.vjp": "func, primals>*, *, has_aux",
     # torch.linalg
