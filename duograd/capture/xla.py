@@ -116,12 +116,22 @@ def _scatter(g: Any, index: Any, shape: tuple, basic: bool) -> Any:
     return z.at[index].set(g) if basic else z.at[index].add(g)
 
 
+class _LazyJnp:
+    """``jax.numpy``'s functions looked up when called (the table is made without JAX)."""
+
+    def __getattr__(self, name: str) -> Callable:
+        def f(*args: Any, **kw: Any) -> Any:
+            return getattr(_jnp, name)(*args, **kw)
+        f.__name__ = name
+        return f
+
+
 def _lowerings() -> dict:
     """The table: Primitive -> lowering (by identity, so a user's Primitive of the same
     name is never taken for duograd's)."""
     from .. import elementwise as ew, ops
     from ..autograd import engine
-    j = _jnp
+    j = _LazyJnp()
     un = lambda f: (lambda xs, kw, dt, sh: f(xs[0]))
     bi = lambda f: (lambda xs, kw, dt, sh: f(xs[0], xs[1]))
     ident = lambda xs, kw, dt, sh: xs[0]
@@ -185,13 +195,12 @@ def lowering_of(op: Any) -> Callable | None:
     NumPy backend)."""
     global _TABLE
     if _TABLE is None:
-        require_jax()
         _TABLE = _lowerings()
     return _TABLE.get(op)
 
 
 def supported_ops() -> list[str]:
-    """The names of the primitives the XLA backend lowers.
+    """The names of the primitives the XLA backend lowers (JAX not needed to list them).
 
     >>> "matmul" in supported_ops()
     True
@@ -704,6 +713,8 @@ class XlaProgram(Program):
             state = u.opt.state
             for index, ps, names in u.buckets:
                 step = None
+                if not names and u.opt._counts is None:
+                    continue  # (plain SGD: no state)
                 for p in ps:
                     st = state.get(p)
                     if st is None:
@@ -750,7 +761,7 @@ class XlaProgram(Program):
             nb, fb, sb, tb = [], [], [], []
             for index, ps, names in u.buckets:
                 group = u.opt.param_groups[index]
-                sts = [u.opt.state[p] for p in ps]
+                sts = [u.opt.state.get(p, {}) for p in ps]
                 t = sts[0].get("step") if u.opt._counts == "shared" else None
                 nums, flags = _group_numbers(u.opt, group, t)
                 nb.append(nums)
