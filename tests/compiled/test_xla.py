@@ -425,3 +425,60 @@ def test_the_lowered_ops_are_listed():
     names = xla.supported_ops()
     for name in ("add", "matmul", "linear", "sum", "getitem", "scatter_add", "relu", "row_max"):
         assert name in names
+
+
+# ---------------------------------------------------------------- every lowered op
+
+def _lowered_cover():
+    """Specs of tests/specs.py whose every primitive (forward and backward) has a lowering,
+    chosen greedily so that together they call every lowered primitive they can reach."""
+    from specs import OP_SPECS, make_inputs
+    sets = {}
+    for spec in OP_SPECS:
+        leaves = [dg.tensor(a, requires_grad=True) for a in make_inputs(spec, seed=0)]
+        with dg.autograd.trace() as calls:
+            out = spec.fn(*leaves)
+            (out * dg.tensor(np.ones(out.shape))).sum().backward()
+        ops = {op for op, *_ in calls if not op.shape_only}
+        if all(xla.lowering_of(op) is not None for op in ops):
+            sets[spec.name] = (spec, ops, len(calls))
+    need, chosen = set().union(*[s[1] for s in sets.values()]), []
+    while need:
+        name = max(sets, key=lambda n: (len(sets[n][1] & need), -sets[n][2]))
+        chosen.append(sets[name][0])
+        need -= sets[name][1]
+    return chosen
+
+
+def test_every_lowered_op_forward_and_backward_in_one_program():
+    """About 30 specs that together call every primitive the table lowers, compiled as one
+    program (one XLA compilation), against the eager step on new inputs."""
+    from specs import make_inputs
+    specs = _lowered_cover()
+    counts = [spec.arity for spec in specs]
+
+    def step(*xs):
+        outs, total, k = [], None, 0
+        for spec, n in zip(specs, counts):
+            out = spec.fn(*xs[k:k + n])
+            k += n
+            v = np.random.default_rng(7).standard_normal(out.shape)
+            term = (out * v).sum()
+            total = term if total is None else total + term
+            outs.append(out)
+        total.backward()
+        return outs
+
+    def leaves(seed):
+        return [dg.tensor(a, requires_grad=True) for spec in specs for a in make_inputs(spec, seed=seed)]
+    fast = dg.compile(step, backend="xla")
+    fast(*leaves(0))
+    got_leaves, want_leaves = leaves(1), leaves(1)
+    got, want = fast(*got_leaves), step(*want_leaves)
+    assert fast.traces == 1 and _program(fast).backend == "xla"
+    for a, b in zip(got, want):
+        _close(a, b, "xla")
+    for a, b in zip(got_leaves, want_leaves):
+        assert (a.grad is None) == (b.grad is None)
+        if b.grad is not None:
+            _close(a.grad, b.grad, "xla")
