@@ -580,7 +580,28 @@ class XlaProgram(Program):
         self._check_sharing(externals)
         self.consts = {s: self.values[s] for s in self.const if s in read}
         self._leaf_keys = list(self.leaves)
-        self._jit = jax.jit(self._packed, static_argnums=(1, 2))
+        # the .grad values the computation reads as they were before the call (an
+        # accumulation into a .grad the step did not set, an update of a parameter whose
+        # gradient the step did not write); the others are not handed over
+        written, reads = set(), []
+        for ins in self.trace_code:
+            f = ins.f
+            if type(f) is not XEffect:
+                continue
+            if f.kind == "accumulate" and not f.fresh and f.key not in written and f.key not in reads:
+                reads.append(f.key)
+            if f.kind in ("accumulate", "set_grad"):
+                written.add(f.key)
+            if f.kind == "update":
+                for _, ps, _ in f.buckets:
+                    for p in ps:
+                        k = ("object", id(p))
+                        if k not in written and k not in reads:
+                            reads.append(k)
+        self._grad_in_keys = reads
+        # one jitted function per input layout and formula flags, taking only the buffers
+        # (static arguments cost a hash and a comparison in every call's dispatch)
+        self._jits: dict = {}
         self._out_layouts: dict = {}  # (input key, static) -> how the outputs come packed
 
     def _target(self, ref: Any) -> None:
@@ -629,7 +650,7 @@ class XlaProgram(Program):
         env: dict = {s: jnp.asarray(v) for s, v in self.consts.items()}
         env.update(inp["host"])
         env.update(inp["loads"])
-        grads0 = dict(zip(self._leaf_keys, inp["grads"]))
+        grads0 = dict(zip(self._grad_in_keys, inp["grads"]))
         states_out: list = []
         pending: dict = {}
         written: dict = {}  # target index -> value
@@ -752,7 +773,7 @@ class XlaProgram(Program):
         host = {s: env[s] for s in self.host_in}
         loads = {s: t._data for t, s in self.loads}
         grads = []
-        for key in self._leaf_keys:
+        for key in self._grad_in_keys:
             ref = self.leaves[key]
             t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
             grads.append(None if t._grad is None else t._grad._data)
@@ -796,10 +817,15 @@ class XlaProgram(Program):
         leaves, out_tree = _jax.tree_util.tree_flatten(out)
         groups: dict = {}
         out_layout = []
+        seen: dict = {}  # a value returned twice (a result that is also a .grad) comes back once
         for a in leaves:
             dt = np.dtype(a.dtype).str
+            if id(a) in seen:
+                out_layout.append(seen[id(a)])
+                continue
             members = groups.setdefault(dt, [])
-            out_layout.append((dt, sum(math.prod(m.shape) for m in members), tuple(a.shape)))
+            seen[id(a)] = (dt, sum(math.prod(m.shape) for m in members), tuple(a.shape))
+            out_layout.append(seen[id(a)])
             members.append(a)
         dts = sorted(groups)
         self._out_layouts[(key, static)] = (out_tree, [(dts.index(dt), off, shape)
@@ -821,7 +847,11 @@ class XlaProgram(Program):
         key = (treedef, tuple((dts.index(dt), off, shape) for dt, off, shape in layout))
         bufs = tuple(np.concatenate(groups[dt][1]) if len(groups[dt][1]) > 1 else groups[dt][1][0]
                      for dt in dts)
-        outs = _jax.device_get(self._jit(bufs, key, static))
+        jit = self._jits.get((key, static))
+        if jit is None:
+            jit = self._jits[(key, static)] = _jax.jit(functools.partial(self._packed, key=key,
+                                                                         static=static))
+        outs = [np.asarray(o) for o in jit(bufs)]
         out_tree, out_layout = self._out_layouts[(key, static)]
         arrays = [outs[g][off:off + math.prod(shape)].reshape(shape) for g, off, shape in out_layout]
         return _jax.tree_util.tree_unflatten(out_tree, arrays)
