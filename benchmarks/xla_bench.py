@@ -178,7 +178,11 @@ def _jax_hvp(jnp: Any, n_layers: int) -> Callable:
 # ---------------------------------------------------------------- the workloads
 
 def _first(make: Callable[[], Callable[[], Any]], calls: int) -> float:
-    """Seconds of the first ``calls`` calls of a fresh engine (``make()`` builds it)."""
+    """Seconds of the first ``calls`` calls of a fresh engine (``make()`` builds it), JAX's
+    caches of traced and compiled functions emptied first (so neither engine reuses an
+    earlier compilation of the same computation)."""
+    import jax
+    jax.clear_caches()
     fn = make()
     t0 = time.perf_counter()
     for _ in range(calls):
@@ -209,7 +213,6 @@ def _mlp(kind: str, sizes: Any, repeats: int, inner: int, firsts: int) -> dict[s
     ctx = bench.make_context(sizes, torch=None)
     x, y = bench._data(kind, ctx)
     w0 = [p.detach().numpy().copy() for p in nn.MLP(nin, list(nouts), rng=0).parameters()]
-    _, jstep = _jax_mlp(jnp, len(nouts))
 
     def make_xla() -> Callable[[], float]:
         model = nn.MLP(nin, list(nouts), rng=0)
@@ -227,7 +230,7 @@ def _mlp(kind: str, sizes: Any, repeats: int, inner: int, firsts: int) -> dict[s
         return run
 
     def make_jax() -> Callable[[], float]:
-        f = jax.jit(jstep)
+        f = jax.jit(_jax_mlp(jnp, len(nouts))[1])
         st = [[jnp.asarray(w) for w in w0], [jnp.zeros(w.shape) for w in w0],
               [jnp.zeros(w.shape) for w in w0], jnp.asarray(0.0)]
 

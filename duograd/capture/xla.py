@@ -211,6 +211,12 @@ def supported_ops() -> list[str]:
 
 # ---------------------------------------------------------------- the instructions
 
+# Arrays of at most this many elements are packed into one buffer per dtype; larger ones
+# are handed to the XLA call by themselves (JAX copies a large host array in one slow
+# piece, and the packing would copy it a second time).
+_PACK_MAX = 2048
+
+
 class _Slot:
     """A keyword value that is this call's array in slot ``s``."""
 
@@ -537,7 +543,7 @@ class XlaProgram(Program):
 
     def __init__(self, draft: dict, builder: XlaBuilder) -> None:
         super().__init__(draft)
-        jax = require_jax()
+        require_jax()
         externals = builder.externals
         self._shapes, self._host_shapes = builder.shapes, builder.host_shapes
         code = [ins for ins in draft["code"]]
@@ -811,6 +817,9 @@ class XlaProgram(Program):
         treedef, layout = key
         arrays = []
         for g, off, shape in layout:
+            if off is None:  # an array handed over by itself
+                arrays.append(bufs[g])
+                continue
             n = math.prod(shape)
             arrays.append(bufs[g][off:off + n].reshape(shape))
         out = self._pure(_jax.tree_util.tree_unflatten(treedef, arrays), static)
@@ -836,17 +845,24 @@ class XlaProgram(Program):
         leaves, treedef = _jax.tree_util.tree_flatten(inp)
         groups: dict = {}
         layout = []
+        own = []
         for a in leaves:
             a = np.asarray(a)
+            if a.size > _PACK_MAX:
+                layout.append((None, len(own), a.shape, a.dtype.str))
+                own.append(a)
+                continue
             dt = a.dtype.str
             members = groups.setdefault(dt, [0, []])
-            layout.append((dt, members[0], a.shape))
+            layout.append((dt, members[0], a.shape, None))
             members[0] += a.size
             members[1].append(a.reshape(-1))
         dts = sorted(groups)
-        key = (treedef, tuple((dts.index(dt), off, shape) for dt, off, shape in layout))
+        ng = len(dts)
+        key = (treedef, tuple((ng + off, None, (shape, dt)) if g is None else (dts.index(g), off, shape)
+                              for g, off, shape, dt in layout))
         bufs = tuple(np.concatenate(groups[dt][1]) if len(groups[dt][1]) > 1 else groups[dt][1][0]
-                     for dt in dts)
+                     for dt in dts) + tuple(own)
         jit = self._jits.get((key, static))
         if jit is None:
             jit = self._jits[(key, static)] = _jax.jit(functools.partial(self._packed, key=key,
