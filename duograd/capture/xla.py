@@ -307,6 +307,9 @@ class XlaBuilder(Builder):
         lower = lowering_of(op)
         if lower is None:
             raise Unsupported(f"operation {op.name!r} (no jax.numpy lowering)")
+        if op in _float_only() and d.dtype.kind not in "fc":
+            raise Unsupported(f"operation {op.name!r} on {d.dtype} (NumPy raises for a negative "
+                              "integer power, XLA does not)")
         reads: list = []
         kwt = {k: self._kw(v, reads) for k, v in kw.items()}
         if op.view or any(s in self.views for s in ins):
@@ -469,6 +472,12 @@ def _index_ops() -> tuple:
 
 
 @functools.lru_cache(maxsize=1)
+def _float_only() -> tuple:
+    from .. import ops
+    return (ops.pow_p,)
+
+
+@functools.lru_cache(maxsize=1)
 def _optimizers() -> tuple:
     from ..optim import SGD, Adam, AdamW
     return (SGD, Adam, AdamW)
@@ -574,16 +583,22 @@ class XlaProgram(Program):
                     self.leaves.setdefault(("object", id(p)), ("object", p))
         # tensors written (t.data =, in place, an optimizer's update): by identity
         self.targets: list = []   # refs, in the order the outputs come back
+        self._replaced: set = set()  # targets whose array is replaced, not written in place
         self._target_index: dict = {}
         for ins in code:
             f = ins.f
             if type(f) is XEffect and f.kind in ("write", "inplace") and f.ref[0] != "slot":
                 self._target(f.ref)
+                if f.kind == "write":  # `t.data = v`: t gets a new array, as eagerly
+                    self._replaced.add(self._target_index[_tkey(f.ref)])
             if type(f) is XEffect and f.kind == "update":
                 for _, ps, _ in f.buckets:
                     for p in ps:
                         self._target(("object", p))
         self._check_sharing(externals)
+        self._bumped = {i for i, r in enumerate(self.targets)
+                        if r[0] == "object" and any(r[1] is p for u in self.updates
+                                                    for _, ps, _ in u.buckets for p in ps)}
         self.consts = {s: self.values[s] for s in self.const if s in read}
         self._leaf_keys = list(self.leaves)
         # the .grad values the computation reads as they were before the call (an
@@ -885,7 +900,12 @@ class XlaProgram(Program):
             if v is None:
                 continue
             t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
-            _store(t, v, bump=ref[0] == "object" and self._is_param(t))
+            if i in self._replaced:
+                t._data = np.array(v)
+                if i in self._bumped:
+                    _bump(t._data)
+            else:
+                _store(t, v, bump=i in self._bumped)
         for u, sb_new, tb in zip(self.updates, res["states"], steps):
             for (index, ps, names), bstate, (sts, t) in zip(u.buckets, sb_new, tb):
                 for st, values in zip(sts, bstate):
@@ -910,9 +930,6 @@ class XlaProgram(Program):
         found while the NumPy backend can still take over."""
         inp, static, _ = self._inputs(leaves, trial=True)
         _jax.eval_shape(lambda i: self._pure(i, static), inp)
-
-    def _is_param(self, t: Tensor) -> bool:
-        return any(t is p for u in self.updates for _, ps, _ in u.buckets for p in ps)
 
     def _rebuild_x(self, t: Any, outs: dict, leaves: list, made: dict) -> Any:
         kind = t[0]

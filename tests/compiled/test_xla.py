@@ -482,3 +482,54 @@ def test_every_lowered_op_forward_and_backward_in_one_program():
         assert (a.grad is None) == (b.grad is None)
         if b.grad is not None:
             _close(a.grad, b.grad, "xla")
+
+
+# ---------------------------------------------------------------- writes and rechecks
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_data_assigned_and_written_in_place_as_eagerly(backend):
+    """``t.data = v`` gives ``t`` a new array (a view taken before keeps the old values);
+    an in-place write goes into ``t``'s own array (a view sees it), as eagerly."""
+    def make():
+        a = dg.tensor([1.0, 2.0, 3.0])
+        b = dg.tensor([4.0, 5.0, 6.0])
+
+        def step(x):
+            a.data = (a * x).detach()
+            with dg.no_grad():
+                b.add_(x)
+            return a.sum() + b.sum()
+        return a, b, step
+    a1, b1, eager = make()
+    a2, b2, step = make()
+    fast = dg.compile(step, backend=backend)
+    x = np.array([0.5, 2.0, -1.0])
+    for k in range(3):
+        views = (a2._data, b2._data)
+        old_a = views[0].copy()
+        _close(fast(x * (k + 1)), eager(dg.tensor(x * (k + 1))), backend)
+        _close(a2, a1, backend)
+        _close(b2, b1, backend)
+        assert np.array_equal(views[0], old_a) and views[1] is b2._data
+    assert fast.traces == 1
+
+
+@pytest.mark.filterwarnings("ignore:dg.compile. item:RuntimeWarning")
+def test_recheck_every_on_the_xla_backend():
+    w = dg.tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        w.grad = None
+        loss = (w * x).sum()
+        if loss.item() > 0:   # a branch on a value: frozen, caught by the recheck
+            loss = loss * 2
+        loss.backward()
+        return loss
+    fast = dg.compile(step, recheck_every=2, backend="xla")
+    assert float(fast(np.array([1.0, 1.0]))) == 6.0   # records
+    assert float(fast(np.array([2.0, 1.0]))) == 8.0   # rechecked: the same branch
+    assert float(fast(np.array([-3.0, 1.0]))) == -2.0  # replayed: the frozen branch
+    g = w.grad
+    with pytest.raises(RuntimeError, match="differs from a fresh eager run"):
+        fast(np.array([-3.0, 1.0]))                   # rechecked: the other branch
+    assert w.grad is g
