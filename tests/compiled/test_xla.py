@@ -88,14 +88,14 @@ def _batches(n, nin, nout, batch, dtype=np.float64, seed=0):
 
 # ---------------------------------------------------------------- training steps
 
-OPTIMIZERS = {
+OPTIMIZERS = {  # every formula and flag the lowering has, in few variants (one compilation)
     "adam": lambda m: optim.Adam(m.parameters(), lr=0.01),
     "adamw": lambda m: optim.AdamW(m.parameters(), lr=0.01, weight_decay=0.1),
-    "adam_l2": lambda m: optim.Adam(m.parameters(), lr=0.01, weight_decay=0.1, maximize=True),
-    "adam_beta": lambda m: optim.Adam(m.parameters(), lr=0.01, betas=(0.3, 0.9)),  # lerp's other formula
+    "adam_l2_max_beta": lambda m: optim.Adam(m.parameters(), lr=0.01, betas=(0.3, 0.9),
+                                             weight_decay=0.1, maximize=True),  # lerp's other formula
     "sgd": lambda m: optim.SGD(m.parameters(), lr=0.1),
-    "sgd_momentum": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9, weight_decay=0.01),
-    "sgd_nesterov": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9, nesterov=True),
+    "sgd_nesterov_wd": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9, nesterov=True,
+                                           weight_decay=0.01),
     "sgd_dampening": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.5, dampening=0.3),
 }
 
