@@ -9,10 +9,13 @@ and replay (``duograd.capture.compile``, whose own keywords ``recheck_every``,
   runs the original's forward through one ``Compiled``.
 - ``compile(**options)`` with no model returns a decorator; ``disable=True`` returns the
   model itself, as torch does.
-- ``fullgraph``, ``dynamic``, ``backend``, ``options``, ``name``, ``recompile_limit``,
-  ``isolate_recompiles`` and ``shapes_spec`` are accepted and change nothing
-  (duograd has one way to compile); ``mode`` is checked against torch's names, and ``mode``
-  with ``options`` raises ``RuntimeError``, as torch.
+- ``backend="xla"`` runs the recorded programs through JAX's XLA (``duograd.capture.xla``,
+  the ``duograd[xla]`` extra); every other backend name (torch's "inductor", "eager",
+  "aot_eager", ...) is duograd's NumPy replay.
+- ``fullgraph``, ``dynamic``, ``options``, ``name``, ``recompile_limit``,
+  ``isolate_recompiles`` and ``shapes_spec`` are accepted and change nothing; ``mode`` is
+  checked against torch's names, and ``mode`` with ``options`` raises ``RuntimeError``, as
+  torch.
 
 >>> import duograd as dg
 >>> model = dg.nn.Linear(3, 2)
@@ -90,6 +93,8 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic: 
         return decorate
     if disable:
         return model
+    if backend == "xla":
+        capture_kwargs["backend"] = "xla"
     if isinstance(model, Module):
         return OptimizedModule(model, **capture_kwargs)
     return _capture_compile(model, **capture_kwargs)  # a non-callable raises TypeError there

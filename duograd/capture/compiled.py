@@ -218,7 +218,13 @@ class Compiled:
 
     def __init__(self, fn: Callable, recheck_every: int | None = None,
                  reuse_buffers: bool | None = None, static_argnums: Any = (),
-                 static_argnames: Any = ()) -> None:
+                 static_argnames: Any = (), backend: str = "numpy") -> None:
+        if backend not in ("numpy", "xla"):
+            raise ValueError(f"dg.compile: backend must be 'numpy' or 'xla', got {backend!r}")
+        if backend == "xla":
+            from .xla import require_jax
+            require_jax()  # ImportError naming the extra, now rather than at the first call
+        self.backend = backend
         if not callable(fn):
             raise TypeError(f"dg.compile: expected a callable, got {type(fn).__name__}")
         self._static = _static_arguments(fn, static_argnums, static_argnames)
@@ -352,7 +358,11 @@ class Compiled:
                 "dg.rand/dg.randn/dg.randint (drawn again by every replay), or draw outside fn "
                 "and pass the numbers as an argument")
         try:
-            program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
+            if self.backend == "xla":
+                from .xla import build as xla_build  # (JAX imported only for this backend)
+                program = xla_build(rec, leaves, wrapped, result, self.reuse_buffers)
+            else:
+                program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
             if self.recheck_every is not None:
                 program.prints = fingerprint(rec, leaves)
                 program.lines = rec.lines
@@ -549,7 +559,7 @@ def _legacy_position() -> Any:
 
 
 def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool | None = None,
-            static_argnums: Any = (), static_argnames: Any = ()) -> Compiled:
+            static_argnums: Any = (), static_argnames: Any = (), backend: str = "numpy") -> Compiled:
     """``fn`` with its NumPy work recorded on the first call per signature and replayed
     after: the same results, gradients and effects, bit for bit, without the per-operation
     cost of the eager engine. See ``duograd.capture`` for what is captured.
@@ -572,6 +582,10 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     number and compares the two recordings (``math.sqrt(lr)``, ``range(n)``).
     ``static_argnums`` (positions) and ``static_argnames`` (names) key the numbers among
     them by value from the start, as ``jax.jit``'s; bools are flags, always keyed by value.
+
+    ``backend="xla"`` runs each recorded program as one ``jax.jit`` computation instead
+    (``duograd.capture.xla``; needs ``pip install duograd[xla]``): the same recording and
+    guards, the values equal to the NumPy backend's up to the order XLA adds in.
 
     >>> import duograd as dg
     >>> w = dg.tensor([1.0, 2.0], requires_grad=True)
@@ -602,4 +616,4 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     >>> losses[-1] < losses[0], fast.traces
     (True, 1)
     """
-    return Compiled(fn, recheck_every, reuse_buffers, static_argnums, static_argnames)
+    return Compiled(fn, recheck_every, reuse_buffers, static_argnums, static_argnames, backend)

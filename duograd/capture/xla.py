@@ -1,0 +1,986 @@
+"""``dg.compile(fn, backend="xla")``: the recorded step run as one ``jax.jit`` program.
+
+The recording, the signatures and every guard are the NumPy backend's (``compiled.py``,
+``recording.py``); only the lowering and the executor differ. ``XlaBuilder`` turns the
+recording into the same draft program as ``lowering.Builder`` (the same slots, constants
+folded, what nobody reads dropped), but each instruction holds a *description* (the op
+and its keywords, or the effect and its slots) instead of a NumPy kernel. ``XlaProgram``
+interprets those descriptions once, inside ``jax.jit``, with ``jax.numpy`` calls: the
+forward, duograd's own backward (its VJP rules were recorded as primitive calls: JAX
+never differentiates anything, ``jax.grad`` and ``jax.vjp`` are never called), and the
+optimizer's update (``opt.step()`` of ``SGD``, ``Adam``, ``AdamW``) become one XLA
+computation, which XLA fuses.
+
+The program is pure: every call passes in the arguments, the tensors the step reads but
+was not given (a model's parameters), the ``.grad`` values it reads and the optimizer's
+state, and gets back the results, the new ``.grad`` values, the new parameter values and
+the new state, which are written back into the Tensors (parameters in place, their
+version bumped, as the eager step does) and the optimizer's state arrays before the call
+returns. Nothing is written until the whole computation has succeeded, so a failing call
+changes nothing.
+
+What runs on the host, in order, before the XLA call: the arrays derived from the
+arguments outside the primitives (``_tensor._derive``: label checks, conversions of a
+Python number argument), random draws (``_tensor._draw``: a Dropout mask is drawn from the
+same generator as eagerly), and the bounds checks of index arrays (XLA clamps an index out
+of range where NumPy raises; the replay raises IndexError as NumPy would).
+
+Not lowered (``Unsupported``): host steps (a scheduler's step or ``clip_grad_norm_``
+*inside* ``fn``, the optimizers other than SGD/Adam/AdamW), ops without an entry in
+``_lowerings``, an in-place write into a tensor that a view shares, ``.grad`` of a tensor
+made inside ``fn``. A program with one of these runs on the NumPy backend instead, with a
+``UserWarning`` naming the first one (``program.backend`` says which backend runs it).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from typing import Any, Callable
+
+import numpy as np
+
+from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
+from .._tensor import Tensor, _Input, _wrap
+from .._versions import bump as _bump
+from .instructions import CALLN, EFFECT, new
+from .lowering import Builder, slots_in
+from .program import Program
+from .recording import Recorder, Write
+
+_jax: Any = None
+_jnp: Any = None
+
+
+def require_jax() -> Any:
+    """Import JAX (x64 enabled, so that float64 stays float64), or raise ImportError
+    naming the extra that installs it."""
+    global _jax, _jnp
+    if _jax is None:
+        try:
+            import jax
+            import jax.numpy as jnp
+        except ImportError as e:
+            raise ImportError("dg.compile(backend='xla') needs JAX: pip install duograd[xla] "
+                              "(or pip install jax)") from e
+        jax.config.update("jax_enable_x64", True)
+        _jax, _jnp = jax, jnp
+    return _jax
+
+
+class Unsupported(Exception):
+    """An instruction the XLA backend cannot lower (its message names it)."""
+
+
+# ---------------------------------------------------------------- the ops, in jax.numpy
+# Each lowering is ``f(xs, kw, dtype, shape)``: the input values, the keyword parameters
+# (this call's arrays where a keyword holds one), the recorded result's dtype and shape.
+
+def _keep_shape(axis: Any, shape: tuple) -> tuple:
+    ax = (axis,) if isinstance(axis, int) else tuple(range(len(shape))) if axis is None else axis
+    ax = {a % len(shape) for a in ax} if shape else set()
+    return tuple(1 if i in ax else n for i, n in enumerate(shape))
+
+
+def _finite_max(x: Any, axis: Any) -> Any:
+    j = _jnp
+    if x.size == 0:
+        return j.zeros(_keep_shape(axis, x.shape), x.dtype)
+    m = j.max(x, axis=axis, keepdims=True)
+    return j.where(j.isfinite(m), m, j.zeros((), x.dtype))
+
+
+def _logsumexp(x: Any, axis: Any, keepdims: bool) -> Any:
+    j = _jnp
+    m = _finite_max(x, axis)
+    out = j.log(j.sum(j.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else j.squeeze(out, axis=axis)
+
+
+def _extremum_weights(x: Any, out: Any, axis: Any, keepdims: bool) -> Any:
+    hit = x == (out if keepdims else out.reshape(_keep_shape(axis, x.shape)))
+    return (hit / hit.sum(axis=axis, keepdims=True)).astype(x.dtype)
+
+
+def _ufunc(f: Any) -> Any:
+    """The jax.numpy function of a NumPy ufunc handed over as a keyword (``share``'s wins)."""
+    g = getattr(_jnp, f.__name__, None) if isinstance(f, np.ufunc) else None
+    if g is None:
+        raise Unsupported(f"the keyword function {f!r}")
+    return g
+
+
+def _scatter(g: Any, index: Any, shape: tuple, basic: bool) -> Any:
+    z = _jnp.zeros(shape, g.dtype)
+    return z.at[index].set(g) if basic else z.at[index].add(g)
+
+
+class _LazyJnp:
+    """``jax.numpy``'s functions looked up when called (the table is made without JAX)."""
+
+    def __getattr__(self, name: str) -> Callable:
+        def f(*args: Any, **kw: Any) -> Any:
+            return getattr(_jnp, name)(*args, **kw)
+        f.__name__ = name
+        return f
+
+
+def _lowerings() -> dict:
+    """The table: Primitive -> lowering (by identity, so a user's Primitive of the same
+    name is never taken for duograd's)."""
+    from .. import elementwise as ew, ops
+    from ..autograd import engine
+    j = _LazyJnp()
+    un = lambda f: (lambda xs, kw, dt, sh: f(xs[0]))
+    bi = lambda f: (lambda xs, kw, dt, sh: f(xs[0], xs[1]))
+    ident = lambda xs, kw, dt, sh: xs[0]
+    table = {
+        ops.add_p: bi(j.add), ops.sub_p: bi(j.subtract), ops.mul_p: bi(j.multiply),
+        ops.div_p: lambda xs, kw, dt, sh: j.true_divide(xs[0], xs[1]).astype(dt),
+        ops.pow_p: bi(j.power), ops.neg_p: un(j.negative), ops.exp_p: un(j.exp),
+        ops.log_p: un(j.log), ops.sqrt_p: un(j.sqrt), ops.tanh_p: un(j.tanh),
+        ops.sigmoid_p: un(lambda x: 0.5 * j.tanh(0.5 * x) + 0.5),
+        ops.softplus_p: un(lambda x: j.logaddexp(j.zeros((), x.dtype), x)),
+        ops.sin_p: un(j.sin), ops.cos_p: un(j.cos),
+        ops.relu_p: un(lambda x: j.maximum(x, j.zeros((), x.dtype))),
+        ops.abs_p: un(j.abs), ops.maximum_p: bi(j.maximum), ops.minimum_p: bi(j.minimum),
+        ops.clip_p: lambda xs, kw, dt, sh: j.clip(xs[0], kw["lo"], kw["hi"]),
+        ops.where_p: lambda xs, kw, dt, sh: j.where(xs[0], xs[1], xs[2]),
+        ops.cast_p: lambda xs, kw, dt, sh: xs[0].astype(kw["dtype"]),
+        ops.cast_nodiff_p: lambda xs, kw, dt, sh: xs[0].astype(kw["dtype"]),
+        ops.identity_p: ident, ops.detach_p: ident, ops.stop_gradient_p: ident, ops.clone_p: ident,
+        ops.greater_p: bi(j.greater), ops.greater_equal_p: bi(j.greater_equal),
+        ops.less_p: bi(j.less), ops.less_equal_p: bi(j.less_equal), ops.equal_p: bi(j.equal),
+        ops.not_equal_p: bi(j.not_equal), ops.sign_p: un(j.sign),
+        ops.argmax_p: lambda xs, kw, dt, sh: j.argmax(xs[0], axis=kw["axis"]),
+        ops.argmin_p: lambda xs, kw, dt, sh: j.argmin(xs[0], axis=kw["axis"]),
+        ops.clip_mask_p: lambda xs, kw, dt, sh: (xs[0] >= (-math.inf if kw["lo"] is None else kw["lo"]))
+        & (xs[0] <= (math.inf if kw["hi"] is None else kw["hi"])),
+        ops.share_p: lambda xs, kw, dt, sh: (_ufunc(kw["wins"])(xs[0], xs[1])
+                                             + 0.5 * (xs[0] == xs[1])).astype(dt),
+        ops.extremum_weights_p: lambda xs, kw, dt, sh: _extremum_weights(xs[0], xs[1], **kw),
+        ops.row_max_p: lambda xs, kw, dt, sh: _finite_max(xs[0], kw["axis"]),
+        ops.sum_p: lambda xs, kw, dt, sh: j.sum(xs[0], axis=kw["axis"], keepdims=kw["keepdims"]),
+        ops.max_p: lambda xs, kw, dt, sh: j.max(xs[0], axis=kw["axis"], keepdims=kw["keepdims"]),
+        ops.min_p: lambda xs, kw, dt, sh: j.min(xs[0], axis=kw["axis"], keepdims=kw["keepdims"]),
+        ops.logsumexp_p: lambda xs, kw, dt, sh: _logsumexp(xs[0], kw["axis"], kw["keepdims"]),
+        ops.reshape_p: lambda xs, kw, dt, sh: j.reshape(xs[0], kw["shape"]),
+        ops.transpose_p: lambda xs, kw, dt, sh: j.transpose(xs[0], kw["axes"]),
+        ops.broadcast_to_p: lambda xs, kw, dt, sh: j.broadcast_to(xs[0], kw["shape"]),
+        ops.cumsum_p: lambda xs, kw, dt, sh: j.cumsum(xs[0], axis=kw["axis"]),
+        ops.getitem_p: lambda xs, kw, dt, sh: xs[0][kw["index"]],
+        ops.scatter_add_p: lambda xs, kw, dt, sh: _scatter(xs[0], kw["index"], kw["shape"], kw["basic"]),
+        ops.concatenate_p: lambda xs, kw, dt, sh: j.concatenate(xs, axis=kw["axis"]),
+        ops.matmul_p: bi(j.matmul), ops.linear_p: lambda xs, kw, dt, sh: j.matmul(xs[0], xs[1].T),
+        ops.std_sqrt_p: un(j.sqrt),
+        engine.ones_like_p: un(j.ones_like), engine.zeros_like_p: un(j.zeros_like),
+        ew.tan_p: un(j.tan), ew.asin_p: un(j.arcsin), ew.acos_p: un(j.arccos),
+        ew.atan_p: un(j.arctan), ew.sinh_p: un(j.sinh), ew.cosh_p: un(j.cosh),
+        ew.asinh_p: un(j.arcsinh), ew.acosh_p: un(j.arccosh), ew.atanh_p: un(j.arctanh),
+        ew.exp2_p: un(j.exp2), ew.expm1_p: un(j.expm1), ew.log2_p: un(j.log2),
+        ew.log10_p: un(j.log10), ew.log1p_p: un(j.log1p), ew.rsqrt_p: un(lambda x: 1 / j.sqrt(x)),
+        ew.isnan_p: un(j.isnan), ew.isinf_p: un(j.isinf), ew.isfinite_p: un(j.isfinite),
+        ew.logical_not_p: un(j.logical_not), ew.logical_and_p: bi(j.logical_and),
+        ew.logical_or_p: bi(j.logical_or), ew.logical_xor_p: bi(j.logical_xor),
+    }
+    return table
+
+
+_TABLE: dict | None = None
+
+
+def lowering_of(op: Any) -> Callable | None:
+    """The jax.numpy lowering of primitive ``op``, or None (then the program runs on the
+    NumPy backend)."""
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = _lowerings()
+    return _TABLE.get(op)
+
+
+def supported_ops() -> list[str]:
+    """The names of the primitives the XLA backend lowers (JAX not needed to list them).
+
+    >>> "matmul" in supported_ops()
+    True
+    """
+    lowering_of(None)
+    return sorted({op.name for op in _TABLE})
+
+
+# ---------------------------------------------------------------- the instructions
+
+# Arrays of at most this many elements are packed into one buffer per dtype; larger ones
+# are handed to the XLA call by themselves (JAX copies a large host array in one slow
+# piece, and the packing would copy it a second time).
+_PACK_MAX = 2048
+
+
+class _Slot:
+    """A keyword value that is this call's array in slot ``s``."""
+
+    __slots__ = ("s",)
+
+    def __init__(self, s: int) -> None:
+        self.s = s
+
+
+def _fill(v: Any, env: dict) -> Any:
+    if type(v) is _Slot:
+        return env[v.s]
+    if isinstance(v, (tuple, list)):
+        return type(v)(_fill(x, env) for x in v)
+    return v
+
+
+class XKernel:
+    """A primitive call: its lowering, keywords (``_Slot`` where they hold this call's
+    arrays), recorded dtype and shape."""
+
+    def __init__(self, op: Any, lower: Callable, kw: dict, dtype: np.dtype, shape: tuple) -> None:
+        self.op, self.lower, self.kw, self.dtype, self.shape = op, lower, kw, dtype, shape
+
+    def __call__(self, xs: list, env: dict) -> Any:
+        kw = {k: _fill(v, env) for k, v in self.kw.items()}
+        out = self.lower(xs, kw, self.dtype, self.shape)
+        if out.dtype != self.dtype or tuple(out.shape) != tuple(self.shape):
+            raise Unsupported(f"operation {self.op.name!r}: its jax.numpy lowering gives "
+                              f"{out.dtype}{tuple(out.shape)}, NumPy {self.dtype}{tuple(self.shape)}")
+        return out
+
+
+class XEffect:
+    """An effect, described: ``kind`` and its fields (see ``XlaBuilder``)."""
+
+    def __init__(self, kind: str, **fields: Any) -> None:
+        self.kind = kind
+        self.__dict__.update(fields)
+
+
+# ---------------------------------------------------------------- the builder
+
+class XlaBuilder(Builder):
+    """``lowering.Builder`` with descriptions instead of NumPy kernels (see the module
+    docstring); raises ``Unsupported`` at the first thing it cannot lower."""
+
+    def __init__(self, rec: Recorder, leaves: list, wrapped: frozenset = frozenset()) -> None:
+        super().__init__(rec, leaves, wrapped)
+        self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
+                        Draw: self.draw, Host: self.host, Write: self.write, Update: self.update}
+        self.host_slots = {s for s, _ in self.arg_slots}  # known before the XLA call
+        self.host_shapes: dict = {}   # slot -> (shape, dtype) of a derived array or a draw
+        self.views: set[int] = set()  # slots that are (or read) a view of another slot
+
+    def _kw(self, v: Any, reads: list) -> Any:
+        if isinstance(v, np.ndarray) and self.dynamic(v):
+            s = self.by_array[id(v)]
+            reads.append(s)
+            return _Slot(s)
+        if isinstance(v, (tuple, list)) and self.dynamic(v):
+            return type(v)(self._kw(x, reads) for x in v)
+        return v
+
+    def call(self, op: Any, xs: tuple, kw: dict, out: Tensor) -> None:
+        ins = []
+        folded = True
+        for x in xs:
+            s = self.by_tensor.get(id(x))
+            if s is None:
+                s = self.slot(x)
+            ins.append(s)
+            folded = folded and s in self.const
+        dyn = any(self.dynamic(v) for v in kw.values()) if kw else False
+        d = out._data
+        if len(ins) == 1 and d is xs[0]._data and not dyn:
+            self.by_tensor[id(out)] = ins[0]
+            return
+        o = self.new_slot()
+        self.by_tensor[id(out)] = o
+        self.by_array[id(d)] = o
+        self.shapes[o] = d.shape
+        self.dtypes[o] = d.dtype
+        if (folded and not dyn) or op.shape_only:
+            self.values[o] = d
+            self.const.add(o)
+            return
+        lower = lowering_of(op)
+        if lower is None:
+            raise Unsupported(f"operation {op.name!r} (no jax.numpy lowering)")
+        if op in _float_only() and d.dtype.kind not in "fc":
+            raise Unsupported(f"operation {op.name!r} on {d.dtype} (NumPy raises for a negative "
+                              "integer power, XLA does not)")
+        reads: list = []
+        kwt = {k: self._kw(v, reads) for k, v in kw.items()}
+        if op.view or any(s in self.views for s in ins):
+            self.views.add(o)
+            self.views.update(ins)
+        if op in (_index_ops()) and reads:
+            if any(s not in self.host_slots for s in reads):
+                raise Unsupported(f"operation {op.name!r} with an index computed by the step "
+                                  "(its bounds cannot be checked before the XLA call)")
+        k = XKernel(op, lower, kwt, d.dtype, d.shape)
+        k.in_shape = xs[0]._data.shape if xs else ()
+        self.code.append(new((CALLN, k, tuple(ins), None, o, ins + reads, op.name, "kernel", op)))
+
+    # ------------------------------------------------------------ effects
+
+    def _effect(self, e: XEffect, reads: list, out: int | None, label: str,
+                role: str = "effect") -> None:
+        self.code.append(new((EFFECT, e, None, None, out, reads, label, role, None)))
+
+    def derive(self, e: Derive) -> None:
+        s = self.by_array.get(id(e.source)) if isinstance(e.source, (np.ndarray, _Input)) else None
+        if s is None or s in self.const:
+            return
+        o = self.new_slot()
+        self.by_array[id(e.out)] = o
+        f = functools.partial(e.fn, **e.kw) if e.kw else e.fn
+        if s in self.host_slots:
+            self.host_slots.add(o)
+            self.host_shapes[o] = (np.shape(e.out), np.asarray(e.out).dtype)
+            self._effect(XEffect("host", f=f, a=s), [s], o, "derive", "kernel")
+        elif e.fn is np.copy:  # (an in-place op keeping its input's values: a value here)
+            self._effect(XEffect("copy", a=s), [s], o, "derive", "kernel")
+        else:
+            raise Unsupported(f"derive {getattr(e.fn, '__qualname__', e.fn)!r} of a value the "
+                              "step computes")
+
+    def draw(self, e: Draw) -> None:
+        self.draws.append((e.fn, e.args))
+        o = self.new_slot()
+        self.by_array[id(e.out)] = o
+        self.host_slots.add(o)
+        self.host_shapes[o] = (np.shape(e.out), np.asarray(e.out).dtype)
+        # role "effect": a draw runs on every call, whether read or not (the generator moves)
+        self._effect(XEffect("draw", f=functools.partial(e.fn, *e.args)), [], o, "draw")
+
+    def _ref(self, t: Tensor) -> Any:
+        ref = self.leaf_ref(t)
+        if ref[0] == "made":
+            raise Unsupported("the .grad of a tensor made inside fn")
+        return ref
+
+    def accumulate(self, e: Accumulate) -> None:
+        ref, gs = self._ref(e.leaf), self.slot(e.g)
+        o = self.new_slot()
+        self.by_tensor[id(e.out)] = o
+        self.by_array[id(e.out._data)] = o
+        key = self._leaf_key(ref)
+        cleared = self.cleared.pop(key, None)
+        if cleared is not None:
+            self.code[cleared] = None
+        self._effect(XEffect("accumulate", ref=ref, key=key, g=gs, fresh=cleared is not None),
+                     [gs], o, "accumulate .grad")
+
+    def set_grad(self, e: SetGrad) -> None:
+        ref = self._ref(e.t)
+        key = self._leaf_key(ref)
+        v = None if e.value is None else self.slot(e.value)
+        if v is None:
+            self.cleared[key] = len(self.code)
+        else:
+            self.cleared.pop(key, None)
+        self._effect(XEffect("set_grad", ref=ref, key=key, v=v), [] if v is None else [v], None,
+                     "set .grad")
+
+    def host(self, e: Host) -> None:
+        raise Unsupported(f"the host step {getattr(e.fn, '__qualname__', e.fn)!r}")
+
+    def update(self, e: Update) -> None:
+        from ..optim import SGD, Adam, _write
+        from ..optim.foreach import FlatUpdate
+
+        opt = e.opt
+        name = getattr(e.fn, "__qualname__", "step")
+        if type(opt) not in _optimizers():
+            raise Unsupported(f"the optimizer step {name!r} (only SGD, Adam and AdamW are lowered)")
+
+        def outlives(p: Tensor) -> bool:
+            s = self.by_tensor.get(id(p))
+            return id(p) not in self.rec.made and (s is None or self.objects.get(s, ("",))[0] != "arg")
+        plan = FlatUpdate.plan(opt, e.grads, _write) if all(map(outlives, opt.params)) else None
+        if plan is None or plan.absent:
+            raise Unsupported(f"the optimizer step {name!r} (parameters without a gradient, "
+                              "arguments, or parameters that cannot be updated together)")
+        del SGD, Adam
+        self.hosts.append((opt,))
+        self.cleared.clear()
+        buckets = [(index, list(ps), names) for index, ps, names, _ in plan.specs]
+        self._effect(XEffect("update", opt=opt, buckets=buckets), [], None, name, "update")
+
+    def write(self, e: Write) -> None:
+        if e.inplace:
+            return self.write_in_place(e)
+        s = self.by_array.get(id(e.value))
+        if s is None:
+            raise RuntimeError(f"dg.compile: {e.what} at {e.line}: the values written are "
+                               "unknown to the recording")
+        t = e.t
+        old = self.by_tensor.get(id(t))
+        self.by_tensor[id(t)] = s
+        if id(t) in self.rec.made:
+            return
+        ref = self.objects.get(old) if old is not None else None
+        if ref is None or ref[0] != "arg":
+            ref = ("object", t)
+        self._effect(XEffect("write", ref=ref, v=s, t_slot=old), [s], None, e.what)
+
+    def write_in_place(self, e: Write) -> None:
+        t, v = e.t, e.value
+        s = self.slot(v)
+        old = self.slot(t)
+        arg = self.objects.get(old)
+        external = any(old == k for _, k in self.externals)
+        if not external and (arg is None or arg[0] != "arg") and old in self.const:
+            # a constant of the step written: the written value's slot from now on (as
+            # lowering.Builder.write_in_place), with its checks
+            if e.before is not None:
+                self.values[old] = e.before
+            arr = t._data
+            for k in self.const:
+                if k != old and isinstance(self.values[k], np.ndarray) and \
+                        np.shares_memory(self.values[k], arr):
+                    raise RuntimeError(
+                        f"dg.compile: {e.what} at {e.line} writes into a tensor made in the step "
+                        "that shares memory with another (a view), which a replay cannot "
+                        "follow; write into a clone() or outside the compiled function")
+            if v._data.dtype != t._data.dtype:
+                o = self.new_slot()
+                self._effect(XEffect("cast", a=s, dtype=t._data.dtype), [s], o, e.what, "kernel")
+                s = o
+            self.by_tensor[id(t)] = s
+            self.by_array[id(t._data)] = s
+            return
+        if old in self.views:
+            raise Unsupported(f"{e.what} at {e.line}: an in-place write into a tensor a view "
+                              "of which the step reads (XLA values do not share memory)")
+        if arg is not None and arg[0] == "arg":
+            ref = arg
+        elif external:
+            ref = ("object", t)
+        else:
+            ref = ("slot", old)
+        self._effect(XEffect("inplace", ref=ref, v=s, old=old, dtype=t._data.dtype,
+                             shape=t._data.shape), [s, old], None, e.what)
+
+
+@functools.lru_cache(maxsize=1)
+def _index_ops() -> tuple:
+    from .. import ops
+    return (ops.getitem_p, ops.scatter_add_p)
+
+
+@functools.lru_cache(maxsize=1)
+def _float_only() -> tuple:
+    from .. import ops
+    return (ops.pow_p,)
+
+
+@functools.lru_cache(maxsize=1)
+def _optimizers() -> tuple:
+    from ..optim import SGD, Adam, AdamW
+    return (SGD, Adam, AdamW)
+
+
+# ---------------------------------------------------------------- the optimizer update
+
+def _lerp(start: Any, end: Any, w: Any, one_minus_w: Any, small: bool) -> Any:
+    """``foreach.lerp_``'s two formulas, as values."""
+    d = end - start
+    return start + d * w if small else end - d * one_minus_w
+
+
+def _group_numbers(opt: Any, group: dict, state_step: float | None) -> tuple[dict, tuple]:
+    """A group's numbers for this call, computed on the host as the eager step computes
+    them (``_flat_step``), and the flags that choose the formula (the jit's static part)."""
+    from ..optim import SGD
+    if isinstance(opt, SGD):
+        lr, mu, wd, damp = group["lr"], group["momentum"], group["weight_decay"], group["dampening"]
+        nums = dict(lr=lr, mu=mu, wd=wd, one_minus_damp=1 - damp)
+        flags = ("sgd", mu != 0.0, damp == 0.0, bool(group["nesterov"]), wd != 0.0,
+                 bool(group.get("maximize")))
+        return nums, flags
+    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+    t = state_step + 1
+    w = 1 - b1
+    nums = dict(w=w, one_minus_w=1 - w, b2=b2, one_minus_b2=1 - b2, eps=eps,
+                step_size=lr / (1 - b1 ** t), root_bc2=(1 - b2 ** t) ** 0.5, wd=wd,
+                factor=1 - lr * wd)
+    flags = ("adam", abs(w) < 0.5, wd != 0.0, bool(opt._decoupled), bool(group.get("maximize")))
+    return nums, flags
+
+
+def _update_values(flags: tuple, nums: dict, p: Any, g: Any, state: dict) -> tuple[Any, dict]:
+    """One parameter's new value and state, with ``foreach``'s operations in its order
+    (each scalar in the parameter's dtype, as NumPy converts a Python float)."""
+    c = {k: _jnp.asarray(v, p.dtype) for k, v in nums.items()}
+    if flags[0] == "sgd":
+        _, momentum, no_damp, nesterov, decay, maximize = flags
+        d = -g if maximize else g
+        if decay:
+            d = d + p * c["wd"]
+        new = {}
+        if momentum:
+            buf = state["momentum_buffer"] * c["mu"]
+            buf = buf + (d if no_damp else d * c["one_minus_damp"])
+            new["momentum_buffer"] = buf
+            d = d + buf * c["mu"] if nesterov else buf
+        return p - d * c["lr"], new
+    _, small, decay, decoupled, maximize = flags
+    if maximize:
+        g = -g
+    if decay and not decoupled:
+        g = g + p * c["wd"]
+    m = _lerp(state["exp_avg"], g, c["w"], c["one_minus_w"], small)
+    sq = g * c["one_minus_b2"]
+    sq = sq * g
+    v = state["exp_avg_sq"] * c["b2"] + sq
+    denom = _jnp.sqrt(v) / c["root_bc2"] + c["eps"]
+    step = (m * c["step_size"]) / denom
+    base = p * c["factor"] if decay and decoupled else p
+    return base - step, {"exp_avg": m, "exp_avg_sq": v}
+
+
+# ---------------------------------------------------------------- the program
+
+class XlaProgram(Program):
+    """A recorded step compiled by XLA (see the module docstring). Same fields and guards
+    as ``program.Program``; ``run`` calls one jitted function."""
+
+    backend = "xla"
+
+    def __init__(self, draft: dict, builder: XlaBuilder) -> None:
+        super().__init__(draft)
+        require_jax()
+        externals = builder.externals
+        self._shapes, self._host_shapes = builder.shapes, builder.host_shapes
+        code = [ins for ins in draft["code"]]
+        self.instructions = code
+        self.labels = [ins.label for ins in code]
+        self._code = code
+        self._draft = None
+        self.loads = [(ins.f, ins.out) for ins in draft["loads"]]
+        self.host_code = [ins for ins in code if type(ins.f) is XEffect and ins.f.kind in ("host", "draw")]
+        self.trace_code = [ins for ins in code if not (type(ins.f) is XEffect and
+                                                       ins.f.kind in ("host", "draw"))]
+        host_outs = {ins.out for ins in self.host_code}
+        arg_slots = [s for s, _ in self.arg_slots]
+        read = {s for ins in self.trace_code for s in ins.reads} | set(slots_in(self.template))
+        # the host values the XLA computation reads: arguments and derived arrays
+        self.host_in = sorted(s for s in set(arg_slots) | host_outs if s in read)
+        self.index_checks = self._index_checks()
+        # the tensors whose .grad the step reads or writes, and those it reads at the start
+        self.leaves: dict = {}
+        for ins in code:
+            f = ins.f
+            if type(f) is XEffect and f.kind in ("accumulate", "set_grad"):
+                self.leaves.setdefault(f.key, f.ref)
+        self.updates = [ins.f for ins in code if type(ins.f) is XEffect and ins.f.kind == "update"]
+        for u in self.updates:
+            for _, ps, _ in u.buckets:
+                for p in ps:
+                    self.leaves.setdefault(("object", id(p)), ("object", p))
+        # tensors written (t.data =, in place, an optimizer's update): by identity
+        self.targets: list = []   # refs, in the order the outputs come back
+        self._replaced: set = set()  # targets whose array is replaced, not written in place
+        self._target_index: dict = {}
+        for ins in code:
+            f = ins.f
+            if type(f) is XEffect and f.kind in ("write", "inplace") and f.ref[0] != "slot":
+                self._target(f.ref)
+                if f.kind == "write":  # `t.data = v`: t gets a new array, as eagerly
+                    self._replaced.add(self._target_index[_tkey(f.ref)])
+            if type(f) is XEffect and f.kind == "update":
+                for _, ps, _ in f.buckets:
+                    for p in ps:
+                        self._target(("object", p))
+        self._check_sharing(externals)
+        self._bumped = {i for i, r in enumerate(self.targets)
+                        if r[0] == "object" and any(r[1] is p for u in self.updates
+                                                    for _, ps, _ in u.buckets for p in ps)}
+        self.consts = {s: self.values[s] for s in self.const if s in read}
+        self._leaf_keys = list(self.leaves)
+        # the .grad values the computation reads as they were before the call (an
+        # accumulation into a .grad the step did not set, an update of a parameter whose
+        # gradient the step did not write); the others are not handed over
+        written, reads = set(), []
+        for ins in self.trace_code:
+            f = ins.f
+            if type(f) is not XEffect:
+                continue
+            if f.kind == "accumulate" and not f.fresh and f.key not in written and f.key not in reads:
+                reads.append(f.key)
+            if f.kind in ("accumulate", "set_grad"):
+                written.add(f.key)
+            if f.kind == "update":
+                for _, ps, _ in f.buckets:
+                    for p in ps:
+                        k = ("object", id(p))
+                        if k not in written and k not in reads:
+                            reads.append(k)
+        self._grad_in_keys = reads
+        # one jitted function per input layout and formula flags, taking only the buffers
+        # (static arguments cost a hash and a comparison in every call's dispatch)
+        self._jits: dict = {}
+        self._out_layouts: dict = {}  # (input key, static) -> how the outputs come packed
+
+    def _target(self, ref: Any) -> None:
+        k = ("arg", ref[1]) if ref[0] == "arg" else ("object", id(ref[1]))
+        if k not in self._target_index:
+            self._target_index[k] = len(self.targets)
+            self.targets.append(ref)
+
+    def _check_sharing(self, externals: list) -> None:
+        """An XLA value never shares memory: a tensor written by the step (in place or by
+        the optimizer) that shares its array with another tensor the step reads would be
+        seen changed through that one by NumPy, not by XLA."""
+        written = [r[1] for r in self.targets if r[0] == "object"]
+        others = [t for t, _ in externals]
+        for w in written:
+            for t in others:
+                if t is not w and np.may_share_memory(t._data, w._data):
+                    raise Unsupported("a tensor written by the step shares memory with another "
+                                      "tensor it reads")
+
+    def _index_checks(self) -> list:
+        """For each getitem/scatter_add whose index holds this call's arrays: (slot, axis
+        size) per index array, checked on the host before the call."""
+        checks = []
+        for ins in self.trace_code:
+            f = ins.f
+            if type(f) is not XKernel or f.op not in _index_ops():
+                continue
+            index = f.kw.get("index")
+            if not any(type(v) is _Slot for v in (index if isinstance(index, tuple) else (index,))):
+                continue
+            shape = f.kw["shape"] if f.op.name == "scatter_add" else f.in_shape
+            parts = index if isinstance(index, tuple) else (index,)
+            if any(p is Ellipsis or p is None for p in parts):
+                raise Unsupported(f"operation {f.op.name!r} with an index of this call's arrays "
+                                  "beside None or Ellipsis")
+            for axis, p in enumerate(parts):
+                if type(p) is _Slot:
+                    checks.append((p.s, shape[axis], axis, f.op.name))
+        return checks
+
+    # ------------------------------------------------------------ the traced function
+
+    def _pure(self, inp: dict, static: tuple) -> dict:
+        jnp = _jnp
+        env: dict = {s: jnp.asarray(v) for s, v in self.consts.items()}
+        env.update(inp["host"])
+        env.update(inp["loads"])
+        grads0 = dict(zip(self._grad_in_keys, inp["grads"]))
+        states_out: list = []
+        pending: dict = {}
+        written: dict = {}  # target index -> value
+        ext_slots: dict = {}
+        for t, s in self.loads:
+            ext_slots.setdefault(id(t), []).append(s)
+        uc = 0
+        for ins in self.trace_code:
+            f = ins.f
+            if type(f) is XKernel:
+                env[ins.out] = f([env[s] for s in ins.a], env)
+                continue
+            k = f.kind
+            if k == "copy":
+                env[ins.out] = env[f.a]
+            elif k == "cast":
+                env[ins.out] = env[f.a].astype(f.dtype)
+            elif k == "accumulate":
+                g = env[f.g]
+                if not f.fresh:
+                    old = pending[f.key] if f.key in pending else grads0[f.key]
+                    if old is not None:
+                        g = old + g
+                pending[f.key] = env[ins.out] = g
+            elif k == "set_grad":
+                pending[f.key] = None if f.v is None else env[f.v]
+            elif k == "write":
+                written[self._target_index[_tkey(f.ref)]] = env[f.v]
+                for s in ext_slots.get(id(f.ref[1]), ()) if f.ref[0] == "object" else ():
+                    env[s] = env[f.v]
+            elif k == "inplace":
+                v = jnp.broadcast_to(env[f.v].astype(f.dtype), f.shape)
+                env[f.old] = v
+                if f.ref[0] != "slot":
+                    written[self._target_index[_tkey(f.ref)]] = v
+            elif k == "update":
+                nums_all, flags_all = inp["opt"][uc], static[uc]
+                states = inp["state"][uc]
+                uc += 1
+                new_states = []
+                for (index, ps, names), nums, flags, bstate in zip(f.buckets, nums_all, flags_all, states):
+                    out_states = []
+                    for p, st in zip(ps, bstate):
+                        key = ("object", id(p))
+                        g = pending[key] if key in pending else grads0[key]
+                        if g is None:
+                            raise Unsupported("an optimizer step whose gradient is missing")
+                        ti = self._target_index[key]
+                        cur = written.get(ti)
+                        if cur is None:
+                            cur = env[ext_slots[id(p)][0]] if id(p) in ext_slots else inp["params"][ti]
+                        value, new = _update_values(flags, nums, cur, g, dict(zip(names, st)))
+                        written[ti] = value
+                        for s in ext_slots.get(id(p), ()):
+                            env[s] = value
+                        out_states.append([new[n] for n in names])
+                    new_states.append(out_states)
+                states_out.append(new_states)
+        index = {k: i for i, k in enumerate(self._leaf_keys)}
+        return {"out": [env[s] for s in self._out_slots], "written": written, "states": states_out,
+                "grads": {index[k]: v for k, v in pending.items()}}
+
+    @property
+    def _out_slots(self) -> list:
+        return [s for s in slots_in(self.template) if s not in self.const]
+
+    @property
+    def code(self) -> list:
+        return self._code
+
+    @property
+    def kernels(self) -> int:
+        """How many primitive calls the XLA computation holds (before XLA fuses them)."""
+        return sum(1 for ins in self._code if type(ins.f) is XKernel)
+
+    # ------------------------------------------------------------ a call
+
+    def guard(self) -> bool:
+        if not super().guard():
+            return False
+        for u in self.updates:  # the optimizer's state where the recording left it
+            state = u.opt.state
+            for index, ps, names in u.buckets:
+                step = None
+                if not names and u.opt._counts is None:
+                    continue  # (plain SGD: no state)
+                for p in ps:
+                    st = state.get(p)
+                    if st is None:
+                        return False
+                    for n in names:
+                        a = st.get(n)
+                        if not isinstance(a, np.ndarray) or a.shape != p._data.shape:
+                            return False
+                    if u.opt._counts == "shared":
+                        t = st.get("step")
+                        if t is None or (step is not None and t != step):
+                            return False
+                        step = t
+        return True
+
+    def _inputs(self, leaves: list, trial: bool = False) -> tuple[dict, tuple, list]:
+        env: dict = {}
+        for (s, is_tensor), leaf in zip(self.arg_slots, leaves):
+            # (the recording's leaves: an array argument was a Tensor there)
+            env[s] = leaf._data if is_tensor or trial and isinstance(leaf, Tensor) else leaf
+        for ins in self.host_code:
+            f = ins.f
+            if trial:  # (shapes only: a draw would move its generator)
+                env[ins.out] = _jax.ShapeDtypeStruct(*self._host_shapes[ins.out])
+                continue
+            out = f.f(env[f.a]) if f.kind == "host" else f.f()
+            env[ins.out] = np.asarray(out) if not isinstance(out, np.ndarray) else out
+        for s, n, axis, name in [] if trial else self.index_checks:
+            a = env[s]
+            if a.size and (a.dtype.kind in "iu") and (a.max() >= n or a.min() < -n):
+                bad = a.max() if a.max() >= n else a.min()
+                raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with "
+                                 f"size {n} (in a dg.compile replay)")
+        host = {s: env[s] for s in self.host_in}
+        loads = {s: t._data for t, s in self.loads}
+        grads = []
+        for key in self._grad_in_keys:
+            ref = self.leaves[key]
+            t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
+            grads.append(None if t._grad is None else t._grad._data)
+        params = [None] * len(self.targets)
+        opt_nums, opt_flags, opt_state, steps = [], [], [], []
+        for u in self.updates:
+            nb, fb, sb, tb = [], [], [], []
+            for index, ps, names in u.buckets:
+                group = u.opt.param_groups[index]
+                sts = [u.opt.state.get(p, {}) for p in ps]
+                t = sts[0].get("step") if u.opt._counts == "shared" else None
+                nums, flags = _group_numbers(u.opt, group, t)
+                nb.append(nums)
+                fb.append(flags)
+                sb.append([[st[n] for n in names] for st in sts])
+                tb.append((sts, None if t is None else t + 1))
+                for p in ps:
+                    params[self._target_index[("object", id(p))]] = p._data
+            opt_nums.append(nb)
+            opt_flags.append(tuple(fb))
+            opt_state.append(sb)
+            steps.append(tb)
+        inp = {"host": host, "loads": loads, "grads": grads, "opt": opt_nums, "state": opt_state,
+               "params": params}
+        return inp, tuple(opt_flags), steps
+
+    # ------------------------------------------------------------ packing
+    # One argument per dtype instead of one per array: each array handed to a jitted
+    # function costs a transfer and a few microseconds of dispatch, and a training step
+    # has dozens (parameters, gradients, moments). The host concatenates them into one
+    # flat buffer per dtype; inside the computation they are slices of it (free for
+    # XLA). The results come back the same way, and are views of the buffers here.
+
+    def _packed(self, bufs: tuple, key: tuple, static: tuple) -> tuple:
+        treedef, layout = key
+        arrays = []
+        for g, off, shape in layout:
+            if off is None:  # an array handed over by itself
+                arrays.append(bufs[g])
+                continue
+            n = math.prod(shape)
+            arrays.append(bufs[g][off:off + n].reshape(shape))
+        out = self._pure(_jax.tree_util.tree_unflatten(treedef, arrays), static)
+        leaves, out_tree = _jax.tree_util.tree_flatten(out)
+        groups: dict = {}
+        out_layout = []
+        seen: dict = {}  # a value returned twice (a result that is also a .grad) comes back once
+        for a in leaves:
+            dt = np.dtype(a.dtype).str
+            if id(a) in seen:
+                out_layout.append(seen[id(a)])
+                continue
+            members = groups.setdefault(dt, [])
+            seen[id(a)] = (dt, sum(math.prod(m.shape) for m in members), tuple(a.shape))
+            out_layout.append(seen[id(a)])
+            members.append(a)
+        dts = sorted(groups)
+        self._out_layouts[(key, static)] = (out_tree, [(dts.index(dt), off, shape)
+                                                       for dt, off, shape in out_layout])
+        return tuple(_jnp.concatenate([m.reshape(-1) for m in groups[dt]]) for dt in dts)
+
+    def _call(self, inp: dict, static: tuple) -> dict:
+        leaves, treedef = _jax.tree_util.tree_flatten(inp)
+        groups: dict = {}
+        layout = []
+        own = []
+        for a in leaves:
+            a = np.asarray(a)
+            if a.size > _PACK_MAX:
+                layout.append((None, len(own), a.shape, a.dtype.str))
+                own.append(a)
+                continue
+            dt = a.dtype.str
+            members = groups.setdefault(dt, [0, []])
+            layout.append((dt, members[0], a.shape, None))
+            members[0] += a.size
+            members[1].append(a.reshape(-1))
+        dts = sorted(groups)
+        ng = len(dts)
+        key = (treedef, tuple((ng + off, None, (shape, dt)) if g is None else (dts.index(g), off, shape)
+                              for g, off, shape, dt in layout))
+        bufs = tuple(np.concatenate(groups[dt][1]) if len(groups[dt][1]) > 1 else groups[dt][1][0]
+                     for dt in dts) + tuple(own)
+        jit = self._jits.get((key, static))
+        if jit is None:
+            jit = self._jits[(key, static)] = _jax.jit(functools.partial(self._packed, key=key,
+                                                                         static=static))
+        outs = [np.asarray(o) for o in jit(bufs)]
+        out_tree, out_layout = self._out_layouts[(key, static)]
+        arrays = [outs[g][off:off + math.prod(shape)].reshape(shape) for g, off, shape in out_layout]
+        return _jax.tree_util.tree_unflatten(out_tree, arrays)
+
+    def run(self, leaves: list) -> Any:
+        inp, static, steps = self._inputs(leaves)
+        try:
+            res = self._call(inp, static)
+        except Unsupported as e:
+            raise RuntimeError(f"dg.compile(backend='xla'): {e}, at a new call's structure; "
+                               "compile this step with the NumPy backend") from None
+        # everything computed: write back (nothing above changed any state)
+        for i, ref in enumerate(self.targets):
+            v = res["written"].get(i)
+            if v is None:
+                continue
+            t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
+            if i in self._replaced:
+                t._data = np.array(v)
+                if i in self._bumped:
+                    _bump(t._data)
+            else:
+                _store(t, v, bump=i in self._bumped)
+        for u, sb_new, tb in zip(self.updates, res["states"], steps):
+            for (index, ps, names), bstate, (sts, t) in zip(u.buckets, sb_new, tb):
+                for st, values in zip(sts, bstate):
+                    for n, v in zip(names, values):
+                        a = st[n]
+                        if a.flags.writeable:
+                            np.copyto(a, v)
+                        else:
+                            st[n] = np.array(v)
+                    if t is not None:
+                        st["step"] = t
+        made: dict = {}
+        for i, value in res["grads"].items():
+            ref = self.leaves[self._leaf_keys[i]]
+            t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
+            t._grad = None if value is None else _wrap(np.array(value))
+        outs = dict(zip(self._out_slots, res["out"]))
+        return self._rebuild_x(self.template, outs, leaves, made)
+
+    def _trial(self, leaves: list) -> None:
+        """Trace once now (shapes only, nothing runs), so that what cannot be lowered is
+        found while the NumPy backend can still take over."""
+        inp, static, _ = self._inputs(leaves, trial=True)
+        _jax.eval_shape(lambda i: self._pure(i, static), inp)
+
+    def _rebuild_x(self, t: Any, outs: dict, leaves: list, made: dict) -> Any:
+        kind = t[0]
+        if kind == "slot":
+            if t[1] in self.const:
+                return _wrap(np.array(self.values[t[1]]))
+            m = made.get(t[1])
+            if m is None:
+                m = made[t[1]] = _wrap(np.array(outs[t[1]]))
+            return m
+        if kind == "argument":
+            return leaves[t[1]]
+        if kind in ("object", "value"):
+            return t[1]
+        if kind == "list":
+            return [self._rebuild_x(v, outs, leaves, made) for v in t[1]]
+        if kind == "tuple":
+            return tuple(self._rebuild_x(v, outs, leaves, made) for v in t[1])
+        if kind == "namedtuple":
+            return t[1](*[self._rebuild_x(v, outs, leaves, made) for v in t[2]])
+        return {k: self._rebuild_x(v, outs, leaves, made) for k, v in t[1].items()}
+
+
+def _tkey(ref: Any) -> Any:
+    return ("arg", ref[1]) if ref[0] == "arg" else ("object", id(ref[1]))
+
+
+def _store(t: Tensor, v: np.ndarray, bump: bool) -> None:
+    d = t._data
+    if d.flags.writeable and d.shape == v.shape and d.dtype == v.dtype:
+        np.copyto(d, v)
+    else:
+        t._data = np.array(v)
+    if bump:
+        _bump(t._data)
+
+
+def build(rec: Recorder, leaves: list, wrapped: frozenset, result: Any,
+          reuse_buffers: bool | None) -> Program:
+    """The program for a recording: an ``XlaProgram``, or, where something in it has no
+    XLA lowering, the NumPy backend's ``Program`` with a warning naming it."""
+    require_jax()
+    try:
+        b = XlaBuilder(rec, leaves, wrapped)
+        draft = b.build(result)
+        program = XlaProgram(draft, b)
+        program._trial(leaves)
+        return program
+    except Unsupported as e:
+        warnings.warn(f"dg.compile(backend='xla'): {e} has no XLA lowering; this step runs on "
+                      "the NumPy backend", UserWarning, stacklevel=4)
+        program = Program(Builder(rec, leaves, wrapped).build(result), reuse_buffers)
+        program.backend = "numpy"
+        return program
