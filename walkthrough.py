@@ -120,6 +120,13 @@ def run_benchmarks(out: Path, size: str = "full", progress: bool = True) -> dict
                 warnings.simplefilter("ignore", UserWarning)  # vmap's loop-fallback notes
                 result["transforms"] = func_bench.measure(3 if size == "quick" else 9,
                                                           smoke=size == "smoke")
+        # issue 32's dg.compile(backend="xla") against jax.jit of the same step by hand
+        if importlib.util.find_spec("jax") is not None:
+            from benchmarks import xla_bench
+            result["xla"] = xla_bench.measure(quick=size == "quick", smoke=size == "smoke",
+                                              progress=False)
+        else:
+            result["xla"] = {"skipped": "jax is not installed (pip install -e '.[xla]')"}
     if not VERBOSE:
         (Path(out) / "benchmarks.log").write_text(log.getvalue(), encoding="utf-8")
     result = dict(result)

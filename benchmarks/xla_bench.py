@@ -305,20 +305,23 @@ def _hvp(sizes: Any, repeats: int, inner: int, firsts: int) -> dict[str, Any]:
 
 
 def measure(repeats: int | None = None, quick: bool = False, long_chain: int = 1000,
-            progress: bool = True) -> dict[str, Any]:
+            progress: bool = True, smoke: bool = False) -> dict[str, Any]:
     """Every row (see the module docstring): spiral, digits, per_op, chain, hvp, each with
     ``xla`` and ``jax_jit`` medians, their ratio against the 1.05x target, the first
     calls and the check that both computed the same. ``repeats`` overrides the samples
-    per row; ``quick`` uses ``run.QUICK``'s sizes; ``long_chain`` is the chain's length.
+    per row; ``quick`` uses ``run.QUICK``'s sizes, ``smoke`` ``run.SMOKE``'s (tiny, one
+    repeat: numbers meaningless); ``long_chain`` is the chain's length.
 
     >>> callable(measure)
     True
     """
     from duograd.capture.xla import require_jax
     jax = require_jax()  # (x64: float64 on both sides)
-    sizes = bench.QUICK if quick else bench.FULL
+    sizes = bench.SMOKE if smoke else bench.QUICK if quick else bench.FULL
+    if smoke:
+        repeats, long_chain = 1, min(long_chain, 20)
     reps = (lambda k: repeats) if repeats is not None else (lambda k: sizes.repeats[k])
-    firsts = 1 if quick else sizes.first_calls
+    firsts = 1 if quick or smoke else sizes.first_calls
     rows = {}
     plan = [("spiral", lambda: _mlp("spiral", sizes, reps("spiral"), sizes.inner["spiral"], firsts)),
             ("digits", lambda: _mlp("digits", sizes, reps("digits"), sizes.inner["digits"], firsts)),

@@ -829,6 +829,44 @@ def _transforms_table(m: dict) -> Table | None:
                   "met?", "max abs diff vs torch"], rows)
 
 
+XLA_HEADER = "dg.compile(backend=\"xla\") workload"
+_XLA_ROWS = (("spiral", "spiral step, MLP + Adam"), ("digits", "digits step, MLP + Adam"),
+             ("per_op", "per op, tiny arrays"), ("chain", "long chain of ops"),
+             ("hvp", "Hessian-vector product"))
+
+
+def _xla_table(m: dict) -> Table | None:
+    """benchmarks/xla_bench.py's rows (``benchmarks.xla``): the XLA backend against jax.jit
+    of the same step written by hand, the first calls, and the agreement of the two;
+    None when not measured.
+
+    >>> t = _xla_table({"xla": {"hvp": {"unit": "ms", "xla": 2.0, "jax_jit": 1.0,
+    ...     "ratio_to_jax_jit": 2.0, "met": False, "max_rel_diff": 1e-15,
+    ...     "first_call_ms": {"xla_record_and_compile": 10.0, "jax_jit": 8.0}}}})
+    >>> t.rows[0][3:5]
+    ['2.00x', 'NO']
+    """
+    x = m.get("xla")
+    if not isinstance(x, dict):
+        return None
+    rows = []
+    for key, label in _XLA_ROWS:
+        r = x.get(key)
+        if not isinstance(r, dict):
+            continue
+        first = r.get("first_call_ms") or {}
+        rows.append([label, f"{num(r.get('xla'))} {r.get('unit', '')}",
+                     f"{num(r.get('jax_jit'))} {r.get('unit', '')}", times(r.get("ratio_to_jax_jit")),
+                     "n/a" if r.get("met") is None else ("yes" if r["met"] else "NO"),
+                     f"{num(first.get('xla_record_and_compile'))} / {num(first.get('jax_jit'))}",
+                     sci(r.get("max_rel_diff"))])
+    if not rows:
+        return None
+    return Table([XLA_HEADER, "duograd, backend=\"xla\"", "jax.jit by hand",
+                  "xla / jax.jit (target <= 1.05x)", "met?", "first call ms: xla / jax.jit",
+                  "max relative difference"], rows)
+
+
 def _benchmarks(m: dict) -> Section:
     s = Section("benchmarks", TITLES["benchmarks"], figures=m.get("figures", []))
     mach = m.get("machine", {})
@@ -930,6 +968,19 @@ def _benchmarks(m: dict) -> Section:
         if s.headline:
             s.headline += " dg.compile / NumPy: " + "; ".join(
                 f"{r['workload']} {times(r['compiled'])}" for r in crows) + "."
+    xla = _xla_table(m)
+    if xla is not None:
+        chain = _g(m, "xla", "machine", "long_chain_ops")
+        s.paragraphs.append(
+            "dg.compile(fn, backend=\"xla\") (issue 32, benchmarks/xla_bench.py): the recorded "
+            "step, duograd's own backward and the optimizer update run as one jax.jit "
+            "computation, timed against the same step written by hand in jax.numpy and jitted "
+            "(its state kept as JAX arrays between calls; the XLA backend hands parameters, "
+            "gradients and optimizer state over and back on every call). The long chain is "
+            f"{num(chain)} ops here (XLA takes minutes to compile 100,000).")
+        s.tables.append(xla)
+    elif isinstance(m.get("xla"), dict) and m["xla"].get("skipped"):
+        s.paragraphs.append(f"dg.compile(backend=\"xla\"): not measured ({m['xla']['skipped']}).")
     hvp = m.get("hvp")
     if isinstance(hvp, dict):
         hq = hvp.get("quartiles") or {}
@@ -1351,6 +1402,12 @@ def render_readme_block(measurements: dict, figure_dir: str = "results") -> str:
             lines.append("Capture and replay, `dg.compile` (times as multiples of hand-written NumPy):")
             lines.append("")
             lines += _md_table(comp.header, comp.rows)
+        xla = next((t for t in bench.tables if t.header and t.header[0] == XLA_HEADER), None)
+        if xla is not None:
+            lines.append("`dg.compile(fn, backend=\"xla\")` against `jax.jit` of the same step "
+                         "written by hand:")
+            lines.append("")
+            lines += _md_table(xla.header, xla.rows)
     lines.append(END)
     return "\n".join(lines)
 
