@@ -739,6 +739,14 @@ def _reached(roots: Sequence[Tensor]) -> list:
     return list(seen)
 
 
+def _careful(order: list) -> bool:
+    """Whether every node of ``order`` is unpacked with its checks (``_unpack``): after a
+    recorded write, a node made later may still have consumed a value written through a
+    view or a base."""
+    last = _versions.last_recorded
+    return bool(last) and any(type(n) is Node and n.stamp < last for n in order)
+
+
 def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool = False,
                   retain_graph: bool = False, targets: Sequence[Any] | None = None,
                   allow_unused: bool = True) -> dict[Any, Tensor]:
@@ -766,10 +774,8 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     needed = _prune(order, targets, allow_unused) if targets is not None else None
     wanted = set(targets) if targets is not None else None
     results: dict[Any, Tensor] = {}
-    clock, last, packed = _versions.clock, _versions.last_recorded, _packed
-    # after a recorded write, a node made later may still have consumed a value written
-    # through a view or a base: then every node is unpacked with its checks
-    careful = last and any(type(n) is Node and n.stamp < last for n in order)
+    clock, packed = _versions.clock, _packed
+    careful = _careful(order)
     prev_mode = _ctx.set_grad_mode(create_graph)
     _busy = True
     k = 0
@@ -862,8 +868,8 @@ def _watched_pass(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
         on_node, on_edge, on_done = _ctx.on_node, _ctx.on_edge, _ctx.on_done
         for f in _ctx.on_pass:
             f(True)
-    clock, last = _versions.clock, _versions.last_recorded
-    careful = last and any(type(n) is Node and n.stamp < last for n in order)
+    clock = _versions.clock
+    careful = _careful(order)
     prev_mode = _ctx.set_grad_mode(create_graph)
     try:
         # for each node, a Tensor holding its output: the root, or the input of the first
