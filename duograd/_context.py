@@ -45,8 +45,9 @@ engine's own bookkeeping that a recording takes as one effect. ``opaque = True``
 (``explain``) hides every listener below it while it is on the stack: its own walk
 of the graph fires no hook, writes no ``.grad`` and lands in no recording.
 
-The hot path (``Primitive.__call__``) tests one flag, ``watching``: a listener of
-``on_call`` or a forward-mode level is on. Everything else pays one test of a tuple.
+The hot path (``Primitive.__call__``) tests one flag, ``hot``: ``watching`` (a listener of
+``on_call`` or a forward-mode level is on) or saved-tensor hooks are. Everything else pays
+one test of a tuple.
 
 >>> import duograd as dg
 >>> from duograd import _context
@@ -101,15 +102,16 @@ packing = False
 
 
 def push_pack_hooks(pack: Callable, unpack: Callable) -> None:
-    global packing
+    global packing, hot
     pack_hooks.append((pack, unpack))
-    packing = True
+    packing = hot = True
 
 
 def pop_pack_hooks() -> None:
-    global packing
+    global packing, hot
     pack_hooks.pop()
     packing = bool(pack_hooks)
+    hot = watching or packing
 
 
 def mask_levels(below: float) -> float:
@@ -139,7 +141,8 @@ on_pass: tuple = ()
 on_node: tuple = ()
 on_edge: tuple = ()
 on_done: tuple = ()
-watching = False         # the hot path's one flag: on_call listeners or a forward level
+watching = False         # on_call listeners or a forward level
+hot = False              # the hot path's one flag: watching, or saved-tensor hooks (packing)
 any_listener = False     # some listener sees some event
 backward_watched = False  # a backward pass has listeners (on_pass/on_node/on_edge/on_done)
 
@@ -175,6 +178,7 @@ def refresh() -> None:
     if hit is not None:
         g.update(hit)
         g["watching"] = bool(on_call) or bool(fwd_active)
+        g["hot"] = watching or packing
         return
     start = 0
     for k, lst in enumerate(_stack):
@@ -190,6 +194,7 @@ def refresh() -> None:
     for ev, methods in tables.items():
         g[ev] = tuple(methods)
     g["watching"] = bool(on_call) or bool(fwd_active)
+    g["hot"] = watching or packing
     g["any_listener"] = bool(seen)
     g["backward_watched"] = bool(on_pass or on_node or on_edge or on_done)
     if len(_memo) > 16:

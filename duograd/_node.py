@@ -14,7 +14,11 @@ None. A node holds what its backward needs and nothing more:
 - ``stamp``: the write clock at recording (``duograd._versions``): the version every saved
   value had, so that unpacking one after a write to its memory raises torch's error;
 - ``extra``: None, or a dict for what few nodes carry (hooks, ``metadata``, values packed
-  by saved-tensor hooks).
+  by saved-tensor hooks); its slot stays empty until one is needed, so a node costs it
+  nothing;
+- ``_g``, ``_out``: the backward pass's own (``autograd.backpropagate``): while a pass
+  runs, the number of consumers still to come and then the cotangent summed so far, and
+  the output Tensor the first consumer handed on; None (``_out``: empty) otherwise.
 
 The node holds no reference to its own output (that would make a cycle with
 ``Tensor._node``): the backward pass takes the output from the consumer that reached it.
@@ -72,7 +76,9 @@ class _Handle:
 class Node:
     """A node of the backward graph (``t.grad_fn``), as torch's ``autograd.graph.Node``."""
 
-    __slots__ = ("op", "next", "inputs", "kw", "stamp", "extra", "__weakref__")
+    # (a node is made with ``Node()`` and its fields stored one by one: the hot path of
+    # ``Primitive.__call__``; ``_x`` holds ``extra`` once something needs it)
+    __slots__ = ("op", "next", "inputs", "kw", "stamp", "_g", "_out", "_x", "__weakref__")
 
     def name(self) -> str:
         """Torch's name for this node's class (``AddBackward0``, ``MmBackward0``, ...)."""
@@ -97,10 +103,20 @@ class Node:
         """A dict of your own, kept with the node (torch's ``Node.metadata``)."""
         return self._extra().setdefault("metadata", {})
 
+    @property
+    def extra(self) -> dict | None:
+        """None, or the dict of what this node carries (hooks, ``metadata``, packed values)."""
+        try:
+            return self._x
+        except AttributeError:
+            return None
+
     def _extra(self) -> dict:
-        if self.extra is None:
-            self.extra = {}
-        return self.extra
+        try:
+            return self._x
+        except AttributeError:
+            x = self._x = {}
+            return x
 
     def register_prehook(self, fn: Callable) -> _Handle:
         """``fn(grad_outputs)`` runs before this node's rules; a tuple it returns replaces

@@ -83,7 +83,11 @@ def bump(arr: np.ndarray, recorded: bool = False) -> int:
     new node."""
     global clock, last_recorded
     clock += 1
-    _record(arr, create=True).add(clock, recorded)
+    # (_record's lookup inlined: an optimizer step bumps every parameter)
+    rec = _RECORDS.get(id(arr if arr.base is None else _root(arr)))
+    if rec is None:
+        rec = _record(arr, create=True)
+    rec.add(clock, recorded)
     if recorded:
         last_recorded = clock
     return clock

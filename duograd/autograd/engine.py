@@ -306,10 +306,11 @@ class Primitive:
                     xs = _lift_all(self.name, args)
                     break
         try:
+            # (a call without an empty ``**kw`` saves ~10% of a primitive call's instructions)
             if n == 2:
-                data = self.forward(x._data, y._data, **kw)
+                data = self.forward(x._data, y._data, **kw) if kw else self.forward(x._data, y._data)
             elif n == 1:
-                data = self.forward(x._data, **kw)
+                data = self.forward(x._data, **kw) if kw else self.forward(x._data)
             else:
                 data = self.forward(*[a._data for a in xs], **kw)
         except (ValueError, IndexError, TypeError) as e:
@@ -340,17 +341,17 @@ class Primitive:
         if edges is None:
             out._node = None
         else:  # the output becomes a node of the graph
-            node = _new(Node)
+            node = Node()  # (cheaper than object.__new__(Node); ``extra`` stays unset)
             node.op = self
             node.next = edges
             node.inputs = xs
             node.kw = kw
             node.stamp = _versions.clock
-            node.extra = None
+            node._g = None
             out._node = node
-            if _ctx.packing:
-                _pack(node, out)
-        if _ctx.watching:  # one test for both: listeners of calls, or a jvp in progress
+        if _ctx.hot:  # one test for all: saved-tensor hooks, listeners of calls, a jvp
+            if _ctx.packing and edges is not None:
+                _pack(out._node, out)
             if _ctx.on_call:
                 call = (self, xs, kw, out)
                 for f in _ctx.on_call:
@@ -545,9 +546,9 @@ def exit_forward_level(lvl: int) -> None:
 def make_node(op: Primitive, xs: tuple[Tensor, ...], kw: dict) -> Node:
     """A graph node for ``op`` applied to ``xs`` now (for results made outside
     ``Primitive.__call__``: ``checkpoint``)."""
-    node = _new(Node)
+    node = Node()
     node.op, node.next, node.inputs, node.kw = op, tuple(key_of(x) for x in xs), xs, kw
-    node.stamp, node.extra = _versions.clock, None
+    node.stamp, node._g = _versions.clock, None
     return node
 
 
@@ -699,6 +700,96 @@ def _unpack(node: Node, edges: tuple, xs: tuple, out: Tensor) -> tuple[Tensor, t
     return out, tuple(args)
 
 
+_busy = False    # a pass that keeps its cotangents on the nodes (``_sweep``) is in progress
+_packed = False  # some node was ever given packed values (saved-tensor hooks)
+
+
+def _sort(roots: Sequence[Tensor]) -> tuple[list, dict]:
+    """``_toposort``'s order, counted on the nodes themselves: ``Node._g`` holds a node's
+    number of consumers during the sort (None: not reached yet) and is None again for every
+    node of the order at the end; only the leaves are counted in a dict (returned, empty).
+    The same two passes visit the same keys in the same order as ``_toposort``."""
+    leaves: dict[Any, int] = {}
+    stack = []
+    ready = []
+    for r in roots:
+        k = r._node
+        if type(k) is not Node:  # a leaf (key_of's None for a root that needs no gradient)
+            k = r if k is LEAF else None
+            if k not in leaves:
+                leaves[k] = 0
+                ready.append(k)
+        elif k._g is None:
+            k._g = 0
+            stack.append(k)
+            ready.append(k)
+    try:
+        while stack:  # count the consumers of every key reached
+            node = stack.pop()
+            edges = node.next
+            if edges is None:
+                raise _released(node)
+            for e in edges:
+                if e is None:
+                    continue
+                if type(e) is Node:
+                    c = e._g
+                    if c is None:
+                        e._g = 1
+                        stack.append(e)
+                    else:
+                        e._g = c + 1
+                else:
+                    c = leaves.get(e)
+                    leaves[e] = 1 if c is None else c + 1
+    except BaseException:
+        for n in _reached(roots):
+            n._g = None
+        raise
+    ready = [k for k in ready if (leaves[k] if type(k) is not Node else k._g) == 0]
+    order = []
+    while ready:  # emit a key once its last consumer is out
+        node = ready.pop()
+        order.append(node)
+        if type(node) is Node:
+            node._g = None
+            for e in node.next:
+                if e is None:
+                    continue
+                if type(e) is Node:
+                    c = e._g - 1
+                    e._g = c
+                    if not c:
+                        ready.append(e)
+                else:
+                    c = leaves[e] - 1
+                    leaves[e] = c
+                    if not c:
+                        ready.append(e)
+    return order, leaves
+
+
+def _reached(roots: Sequence[Tensor]) -> list:
+    """The nodes reached from ``roots`` whose ``_g`` is set (after a failed ``_sort``)."""
+    stack = [r._node for r in roots if type(r._node) is Node]
+    seen: set = set()
+    while stack:
+        n = stack.pop()
+        if n._g is None or n in seen:
+            continue
+        seen.add(n)
+        stack.extend(e for e in n.next or () if type(e) is Node)
+    return list(seen)
+
+
+def _careful(order: list) -> bool:
+    """Whether every node of ``order`` is unpacked with its checks (``_unpack``): after a
+    recorded write, a node made later may still have consumed a value written through a
+    view or a base."""
+    last = _versions.last_recorded
+    return bool(last) and any(type(n) is Node and n.stamp < last for n in order)
+
+
 def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool = False,
                   retain_graph: bool = False, targets: Sequence[Any] | None = None,
                   allow_unused: bool = True) -> dict[Any, Tensor]:
@@ -714,8 +805,114 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
     Listeners of the backward (``_context``: hooks, anomaly mode, ``explain``) are told
     of the pass (``on_pass``), of each node's complete cotangent (``on_node``, which may
     replace it), of each rule's result (``on_edge``) and of each node done
-    (``on_done``); without any, the sweep pays one test per node and per edge.
+    (``on_done``): that pass is ``_watched_pass``, which keeps the cotangents in a dict
+    that ``on_done`` may change. Without listeners (and outside another such pass: a rule
+    of an ``autograd.Function`` may run a backward of its own) the sweep keeps each node's
+    cotangent and output on the node itself (``Node._g``, ``Node._out``), cleared as it goes.
     """
+    global _busy
+    if _ctx.backward_watched or _busy:
+        return _watched_pass(roots, seeds, create_graph, retain_graph, targets, allow_unused)
+    order, grads = _sort(roots)  # grads: the leaves' cotangents (their counts are all 0 now)
+    needed = _prune(order, targets, allow_unused) if targets is not None else None
+    wanted = set(targets) if targets is not None else None
+    results: dict[Any, Tensor] = {}
+    clock, packed = _versions.clock, _packed
+    careful = _careful(order)
+    prev_mode = _ctx.set_grad_mode(create_graph)
+    _busy = True
+    k = 0
+    try:
+        grads.clear()
+        for r, s in zip(roots, seeds):
+            n = r._node
+            if type(n) is not Node:
+                n = r if n is LEAF else None
+                prev = grads.get(n)
+                grads[n] = s if prev is None else prev + s
+            else:
+                prev = n._g
+                n._g = s if prev is None else prev + s
+                n._out = r  # the node's output, for its rules (the node itself holds none)
+        for k in range(len(order)):
+            node = order[k]
+            if type(node) is not Node:  # a leaf
+                g = grads.pop(node, None)
+                if g is not None and (wanted is None or node in wanted):
+                    results[node] = g
+                continue
+            g = node._g  # each cotangent is dropped once its node has run
+            edges, xs, kw = node.next, node.inputs, node.kw
+            if not retain_graph:
+                order[k] = None
+                node.next = node.inputs = node.kw = None
+            if g is None:
+                continue
+            node._g = None
+            out = node._out
+            node._out = None
+            if wanted is not None and node in wanted:
+                results[node] = g
+            op = node.op
+            rules = op.vjp
+            args = xs
+            if node.stamp != clock or careful:  # an in-place write since this node was recorded
+                out, args = _unpack(node, edges, xs, out)
+            if packed and "packed" in (node.extra or ()):
+                out, args = _unpacked(node, edges, out, args)
+            # the rules called with their arguments spelled out (``*args`` costs ~40% of a
+            # call of a small rule): by arity, as in Primitive.__call__
+            arity = -1 if kw else len(args)
+            if arity == 2:
+                a0, a1 = args
+            elif arity == 1:
+                a0 = args[0]
+            for i, e in enumerate(edges):
+                if e is None or needed is not None and e not in needed:
+                    continue
+                x = xs[i]
+                try:  # the table itself on the hot path; vjp_rule for the rest (and its errors)
+                    rule = rules[i]
+                except (TypeError, IndexError):
+                    rule = None
+                if rule is None:
+                    rule = op.vjp_rule(i)
+                if arity == 2:
+                    gx = rule(g, out, a0, a1)
+                elif arity == 1:
+                    gx = rule(g, out, a0)
+                else:
+                    gx = rule(g, out, *args, **kw)
+                gd = gx._data
+                xd = x._data
+                if gd.shape != xd.shape or gd.dtype is not xd.dtype:  # the cheap test first
+                    gx = _fit(op, i, gx, x)
+                if type(e) is Node:
+                    prev = e._g
+                    if prev is None:
+                        e._g = gx
+                        e._out = x  # the first consumer hands the input's Tensor on
+                    else:
+                        e._g = prev + gx
+                else:
+                    prev = grads.get(e)
+                    grads[e] = gx if prev is None else prev + gx
+        k = -1
+    finally:
+        _busy = False
+        _ctx.set_grad_mode(prev_mode)
+        if k >= 0:  # a rule raised: let go of the cotangents still held by nodes
+            for n in order:
+                if type(n) is Node:
+                    n._g = None
+                    n._out = None
+    return results
+
+
+def _watched_pass(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph: bool,
+                  retain_graph: bool, targets: Sequence[Any] | None,
+                  allow_unused: bool) -> dict[Any, Tensor]:
+    """``backpropagate`` with its listeners told of everything, the cotangents in a dict."""
     order = _toposort(roots)
     needed = _prune(order, targets, allow_unused) if targets is not None else None
     wanted = set(targets) if targets is not None else None
@@ -726,10 +923,8 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
         on_node, on_edge, on_done = _ctx.on_node, _ctx.on_edge, _ctx.on_done
         for f in _ctx.on_pass:
             f(True)
-    clock, last = _versions.clock, _versions.last_recorded
-    # after a recorded write, a node made later may still have consumed a value written
-    # through a view or a base: then every node is unpacked with its checks
-    careful = last and any(type(n) is Node and n.stamp < last for n in order)
+    clock = _versions.clock
+    careful = _careful(order)
     prev_mode = _ctx.set_grad_mode(create_graph)
     try:
         # for each node, a Tensor holding its output: the root, or the input of the first
@@ -742,7 +937,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             outs[k] = r
         for k in range(len(order)):
             node = order[k]
-            g = grads.pop(node, None)  # each cotangent is dropped once its node has run
+            g = grads.pop(node, None)
             if type(node) is not Node:  # a leaf
                 if g is not None:
                     if watched:
@@ -764,25 +959,18 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             if wanted is not None and node in wanted:
                 results[node] = g
             op = node.op
-            rules = op.vjp
             args = xs
-            if node.stamp != clock or careful:  # an in-place write since this node was recorded
+            if node.stamp != clock or careful:
                 out, args = _unpack(node, edges, xs, out)
-            if node.extra is not None and "packed" in node.extra:
+            if "packed" in (node.extra or ()):
                 out, args = _unpacked(node, edges, out, args)
             for i, e in enumerate(edges):
                 if e is None or needed is not None and e not in needed:
                     continue
                 x = xs[i]
-                try:  # the table itself on the hot path; vjp_rule for the rest (and its errors)
-                    rule = rules[i]
-                except (TypeError, IndexError):
-                    rule = None
-                if rule is None:
-                    rule = op.vjp_rule(i)
-                gx = raw = rule(g, out, *args, **kw)
+                gx = raw = op.vjp_rule(i)(g, out, *args, **kw)
                 xd, gd = x._data, raw._data
-                if gd.shape != xd.shape or gd.dtype is not xd.dtype:  # the cheap test first
+                if gd.shape != xd.shape or gd.dtype is not xd.dtype:
                     gx = _fit(op, i, raw, x)
                 if watched:
                     for f in on_edge:
@@ -810,6 +998,8 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
 # rules run, as torch does with its saved variables.
 
 def _pack(node: Node, out: Tensor) -> None:
+    global _packed
+    _packed = True
     pack = _ctx.pack_hooks[-1][0]
     reads_in, reads_out = node.op.reads(node.next)
     packed = {}

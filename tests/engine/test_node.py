@@ -185,6 +185,21 @@ def test_an_in_place_write_gives_a_new_node_and_earlier_consumers_keep_the_old(t
         assert a._version == 1
 
 
+def test_a_backward_through_an_earlier_consumer_follows_the_old_node(torch):
+    """c was recorded before a's write: its gradient flows through a's old node (x * 2),
+    not the in-place op's (which would scale it by 3), as torch's."""
+    grads = []
+    for lib in (dg, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        a = x * 2
+        c = a * 1
+        a.mul_(3)
+        c.sum().backward()
+        grads.append(x.grad.detach().numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    np.testing.assert_array_equal(grads[0], [2.0, 2.0])
+
+
 # ---------------------------------------------------------------- saved-tensor hooks
 
 def _count_saved(lib, build):

@@ -470,3 +470,17 @@ def test_numpy_integer_axis():
     np.testing.assert_allclose(x.softmax(axis).detach().numpy(), np.exp(x.detach().numpy()) / np.exp(x.detach().numpy()).sum(1, keepdims=True))
     x.amax(axis=(np.int32(0), 1)).backward()
     np.testing.assert_array_equal(x.grad.numpy(), [[0, 0, 0], [0, 0, 1.0]])
+
+
+def test_grad_walks_only_the_paths_to_its_inputs():
+    """dg.grad(y, x) runs no rule off the paths from y to x (torch's autograd.grad prunes
+    them too): a branch whose rule would raise (a primitive without VJP rules) is not
+    walked, and x's gradient is the closed form d sum(2 x w) / dx = 2 w."""
+    no_rule = dg.Primitive("no_rule", lambda a: a * 1.0)
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    w = dg.tensor([3.0, 4.0], requires_grad=True)
+    y = (x * 2 * no_rule(w)).sum()
+    (gx,) = dg.grad(y, x, retain_graph=True)
+    np.testing.assert_array_equal(gx.detach().numpy(), [6.0, 8.0])
+    with pytest.raises(NotImplementedError, match="no_rule"):  # the branch, when it is walked
+        dg.grad(y, w)
