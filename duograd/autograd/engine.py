@@ -367,9 +367,9 @@ def _record(op: Primitive, xs: tuple[Tensor, ...], kw: dict, out: Tensor) -> Ten
     if _ctx.grad_enabled and op.differentiable:
         edges = tuple([a if a._node is LEAF else a._node for a in xs])  # graph keys, as above
         if edges.count(None) != len(xs):
-            node = _new(Node)
+            node = Node()  # (as Primitive.__call__ makes it)
             node.op, node.next, node.inputs, node.kw = op, edges, xs, kw
-            node.stamp, node.extra = _versions.clock, None
+            node.stamp, node._g = _versions.clock, None
             out._node = node
             if _ctx.packing:
                 _pack(node, out)
