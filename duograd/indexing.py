@@ -6,7 +6,10 @@ Two primitives are new, and each is the other's adjoint (written once, as a pair
 
 - ``gather_p(x, index, axis)``: ``out[i][j] = x[i][index[i][j]]`` along ``axis`` (torch.gather);
 - ``scatter_add_along_p(src, index, axis, shape)``: a zero tensor of ``shape`` with ``src``
-  added at ``index`` along ``axis`` (repeated indices accumulate).
+  added at ``index`` along ``axis`` (repeated indices accumulate); ``scatter_along_p`` writes
+  instead (a repeated index keeps the last value: max_unpool).
+
+They are the one gather/scatter along an axis: the pools in ``conv`` use them too.
 
 ``index`` is an input of both, a Tensor that never requires grad (its rule is None), so an
 index computed inside a step (``sort``'s permutation, ``nonzero``) is recomputed when a
@@ -58,7 +61,17 @@ def _gather_fwd(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
 def _scatter_add_along_fwd(src: np.ndarray, index: np.ndarray, axis: int,
                            shape: tuple[int, ...]) -> np.ndarray:
     z = np.zeros(shape, dtype=src.dtype)
-    np.add.at(z, _coords(index, axis), src)
+    if index.shape[axis] == 1:  # one index per line: nothing repeats, so a plain write adds
+        z[_coords(index, axis)] = src
+    else:
+        np.add.at(z, _coords(index, axis), src)
+    return z
+
+
+def _scatter_along_fwd(src: np.ndarray, index: np.ndarray, axis: int,
+                       shape: tuple[int, ...]) -> np.ndarray:
+    z = np.zeros(shape, dtype=src.dtype)
+    z[_coords(index, axis)] = src  # a repeated index keeps the last value written
     return z
 
 
@@ -73,6 +86,13 @@ scatter_add_along_p = Primitive(
     vjp=(lambda g, out, src, index, axis, shape: gather_p(g, index, axis=axis), None),
     jvp=(lambda t, out, src, index, axis, shape:
          scatter_add_along_p(t, index, axis=axis, shape=shape), None))
+# scatter_along writes instead of adding (torch's max_unpool: an index given twice keeps the
+# last value); its VJP is a gather too, so both writers of a position get its gradient.
+scatter_along_p = Primitive(
+    "scatter_along", _scatter_along_fwd,
+    vjp=(lambda g, out, src, index, axis, shape: gather_p(g, index, axis=axis), None),
+    jvp=(lambda t, out, src, index, axis, shape:
+         scatter_along_p(t, index, axis=axis, shape=shape), None))
 
 
 def _flatnonzero(x: np.ndarray) -> np.ndarray:
