@@ -13,9 +13,10 @@ and capture come from rules that already exist:
 - ``col2im_p`` adds such an array back onto an input-shaped array (one strided add per
   kernel offset, or one ``bincount``). It is ``im2col``'s transpose and ``im2col`` is its
   transpose, so each one's VJP is the other and higher derivatives cost nothing more.
-- ``take_along_p`` / ``put_along_p`` pick one element along an axis at given indices and
-  put it back: each is the other's adjoint. Max-pooling's VJP puts its gradient back with
-  them, at the indices a selector (``window_argmax_p``) chose.
+- ``indexing.gather_p`` / ``indexing.scatter_add_along_p`` (the one gather/scatter pair along
+  an axis) pick one element along an axis at given indices and put it back: each is the
+  other's adjoint. Max-pooling's VJP puts its gradient back with them, at the indices a
+  selector (``window_argmax_p``) chose; max_unpool writes with ``indexing.scatter_along_p``.
 
 Then, with K = C/groups * prod(kernel) and P = prod(out):
 
@@ -26,7 +27,7 @@ Then, with K = C/groups * prod(kernel) and P = prod(out):
   family the other way round, so its VJPs are a convolution (input) and a correlation
   (weight).
 - ``max_pool`` = ``window_max(im2col(x, fill=lowest))``, whose VJP puts g at the window's
-  first maximum (``put_along`` at the selector ``window_argmax``), as torch does; ``avg_pool`` = the sum over the kernel
+  first maximum (``scatter_add_along`` at the selector ``window_argmax``), as torch does; ``avg_pool`` = the sum over the kernel
   axes of ``im2col(x)`` times a constant divisor.
 
 The public functions check their arguments first and raise an error naming the operation
@@ -55,6 +56,7 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from .autograd import LINEAR, Primitive
+from .indexing import as_index, gather_p, scatter_add_along_p, scatter_along_p
 from .ops import getitem_p, matmul_p, reshape_p, sum_p, transpose_p
 from ._tensor import Tensor, _lift_all, tensor
 
@@ -207,38 +209,6 @@ im2col_p = Primitive(
 col2im_p = Primitive("col2im", _col2im, vjp=(_col2im_vjp,), jvp=LINEAR)
 
 
-def _take_along(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
-    return np.take_along_axis(x, index.astype(np.intp, copy=False), axis=axis)
-
-
-def _put_along(g: np.ndarray, index: np.ndarray, axis: int, size: int, assign: bool = False) -> np.ndarray:
-    shape = list(np.broadcast_shapes(g.shape, index.shape))
-    shape[axis] = size
-    z = np.zeros(shape, dtype=g.dtype)
-    index = np.broadcast_to(index.astype(np.intp, copy=False), g.shape)
-    if assign or index.shape[axis] == 1:  # one index per line: nothing can repeat
-        np.put_along_axis(z, index, g, axis=axis)
-    else:                       # indices may repeat: they accumulate
-        grid = list(np.indices(index.shape, sparse=True))
-        grid[axis] = index
-        np.add.at(z, tuple(grid), g)
-    return z
-
-
-# take_along picks x at ``index`` along ``axis``; put_along adds g there into zeros. Each is
-# linear in its first input and the other's adjoint; the index is never differentiated.
-# put_along(assign=True) is torch's max_unpool: an index given twice keeps the last value.
-take_along_p = Primitive(
-    "take_along", _take_along,
-    vjp=(lambda g, out, x, index, axis: put_along_p(g, index, axis=axis, size=x.shape[axis], assign=False),
-         None),
-    jvp=(lambda t, out, x, index, axis: take_along_p(t, index, axis=axis), None))
-put_along_p = Primitive(
-    "put_along", _put_along,
-    vjp=(lambda g, out, x, index, axis, size, assign: take_along_p(g, index, axis=axis), None),
-    jvp=(lambda t, out, x, index, axis, size, assign: put_along_p(t, index, axis=axis, size=size,
-                                                                  assign=assign), None))
-
 # The first maximum along ``axis``, kept as a length-1 axis (NaN wins, as in torch).
 window_argmax_p = Primitive("window_argmax", lambda x, axis: np.argmax(x, axis=axis, keepdims=True),
                             differentiable=False)
@@ -247,9 +217,9 @@ window_argmax_p = Primitive("window_argmax", lambda x, axis: np.argmax(x, axis=a
 # so a forward pass without gradients is one reduction.
 window_max_p = Primitive(
     "window_max", lambda x, axis: np.max(x, axis=axis, keepdims=True),
-    vjp=(lambda g, out, x, axis: put_along_p(g, window_argmax_p(x, axis=axis), axis=axis,
-                                             size=x.shape[axis], assign=False),),
-    jvp=(lambda t, out, x, axis: take_along_p(t, window_argmax_p(x, axis=axis), axis=axis),))
+    vjp=(lambda g, out, x, axis: scatter_add_along_p(g, window_argmax_p(x, axis=axis), axis=axis,
+                                                     shape=x.shape),),
+    jvp=(lambda t, out, x, axis: gather_p(t, window_argmax_p(x, axis=axis), axis=axis),))
 # Flat input positions (torch's ``return_indices``) of the window elements chosen by ``index``.
 window_position_p = Primitive(
     "window_position", lambda index, table: np.take_along_axis(
@@ -652,7 +622,8 @@ def _max_unpool(d: int, op: str, x: Any, indices: Any, kernel_size: Any, stride:
     flat_x = reshape_p(x, shape=(n, c, -1))
     # NOTE: an index given twice (overlapping pooling windows) keeps the last value, as torch
     # does on CPU, and both get the gradient at that position (torch's backward, a gather).
-    out = put_along_p(flat_x, reshape_p(indices, shape=(n, c, -1)), axis=2, size=size, assign=True)
+    index = as_index(reshape_p(indices, shape=(n, c, -1)), op)  # int64 (a float index of whole numbers too)
+    out = scatter_along_p(flat_x, index, axis=2, shape=(n, c, size))
     return _unbatch(reshape_p(out, shape=(n, c) + outs), batched)
 
 

@@ -44,6 +44,7 @@ from ._node import Node
 from .anomaly import where_of
 from .autograd import _fit, enable_grad, no_grad
 from ._tensor import Tensor, _wrap
+from .viz import _quote, _render_dot, _write_png
 
 COLUMNS = 100
 RTOL = 1e-4          # relative disagreement allowed on top of the FD error estimate
@@ -143,8 +144,8 @@ class Explanation:
     def to_dot(self) -> str:
         """DOT source: one box per node (op, shape, |grad|, saved bytes, where), one edge per
         input labelled with the shapes and, where the adjoint summed, the axes."""
-        lines = ["digraph explain {", "  rankdir=BT;", '  node [shape=box, fontname="Helvetica"];']
-        for k, r in enumerate(self.rows):
+        boxes = []
+        for r in self.rows:
             label = [f"{r['op']} {_shape(r['shape'])}", f"|grad| {r['grad_norm']:.3g}"]
             if r["saved_bytes"]:
                 label.append(f"saved {_bytes(r['saved_bytes'])}")
@@ -152,31 +153,16 @@ class Explanation:
                 label.append(f"fd error {r['fd_error']:.1e}")
             if r["where"]:
                 label.append(r["where"].rsplit("/", 1)[-1])
-            color = ', color=red, penwidth=2' if r.get("flagged") else ""
-            lines.append(f'  n{k} [label="{_esc(chr(10).join(label))}"{color}];')
-        for consumer, producer, label in self.edges:
-            bold = ', color=blue, fontcolor=blue, penwidth=2' if "sum over" in label else ""
-            lines.append(f'  n{producer} -> n{consumer} [label="{_esc(label)}"{bold}];')
-        lines.append("}")
-        return "\n".join(lines) + "\n"
+            boxes.append(("\n".join(label), ", color=red, penwidth=2" if r.get("flagged") else ""))
+        arrows = [(producer, consumer, f"label={_quote(label)}"
+                   + (", color=blue, fontcolor=blue, penwidth=2" if "sum over" in label else ""))
+                  for consumer, producer, label in self.edges]
+        return _render_dot("explain", "BT", 'shape=box, fontname="Helvetica"', boxes, arrows)
 
     def draw(self, path: str) -> str:
         """Write the picture (PNG, via Graphviz's dot when installed, else matplotlib) at
         ``path`` and the DOT source beside it; returns the PNG's path."""
-        import os
-        import shutil
-        import subprocess
-
-        png = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
-        with open(os.path.splitext(png)[0] + ".dot", "w", encoding="utf-8") as f:
-            f.write(self.to_dot())
-        dot = shutil.which("dot")
-        if dot is not None and subprocess.run([dot, "-Tpng", os.path.splitext(png)[0] + ".dot",
-                                               "-o", png], capture_output=True).returncode == 0:
-            return png
-        self._draw_matplotlib(png)
-        return png
+        return _write_png(self.to_dot(), path, self._draw_matplotlib)
 
     def _draw_matplotlib(self, png: str) -> None:
         """Without Graphviz: the rows top to bottom in backward order, each edge an arc on
@@ -204,10 +190,6 @@ class Explanation:
             if blue:
                 ax.text(x + 0.3, -(c + p) / 2, label, color="blue", fontsize=7, va="center")
         fig.savefig(png, dpi=100, facecolor="white")
-
-
-def _esc(s: str) -> str:
-    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
 
 
 def _bytes(n: int) -> str:
@@ -247,6 +229,9 @@ def explain(output: Tensor, inputs: Tensor | Sequence[Tensor] | None = None,
                            "and has no graph")
     targets = None if inputs is None else (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     walk = _Walk()
+    # Leaves are the caller's: their buffers are not counted as saved. The graph is the
+    # engine's walk (the one the pass below runs).
+    walk.leaf_buffers = {id(_base(k._data)) for k in autograd._toposort([output]) if type(k) is not Node}
     with _context.listening(walk):
         autograd.backpropagate([output], [autograd.ones_like_p(output)], retain_graph=True,
                                targets=targets, allow_unused=False)
@@ -284,7 +269,7 @@ class _Walk:
         self.row_of: dict[Any, int] = {}
         self.cotangents: list[Tensor] = []
         self.counted: set[int] = set()
-        self.leaf_buffers: set[int] | None = None
+        self.leaf_buffers: set[int] = set()
         self.depth = 0
 
     def on_pass(self, begin: bool) -> None:
@@ -293,8 +278,6 @@ class _Walk:
     def on_node(self, node: Any, g: Tensor) -> Tensor:
         if self.depth != 1:  # a pass inside a rule (a checkpointed block's recomputation)
             return g
-        if self.leaf_buffers is None:  # leaves are the caller's: their buffers are not saved
-            self.leaf_buffers = {id(_base(n._data)) for n in _graph(node) if type(n) is not Node}
         is_node = type(node) is Node
         inputs_, kw, op = (node.inputs, node.kw, node.op) if is_node else (None, None, None)
         saved = 0
@@ -325,17 +308,6 @@ class _Walk:
             ax = summed_axes(raw.shape, x.shape) if raw.shape != x.shape else ()
         row["summed_axes"][i] = ax
         row["_rule_shapes"][i] = rs
-
-
-def _graph(root: Any) -> list[Any]:
-    """Every graph key reachable from ``root`` through edges that need a gradient."""
-    seen, stack = {root}, [root]
-    while stack:
-        for k, _ in autograd.inputs_of(stack.pop()):
-            if k not in seen:
-                seen.add(k)
-                stack.append(k)
-    return list(seen)
 
 
 def _norm(a: np.ndarray) -> float:

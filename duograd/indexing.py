@@ -6,7 +6,10 @@ Two primitives are new, and each is the other's adjoint (written once, as a pair
 
 - ``gather_p(x, index, axis)``: ``out[i][j] = x[i][index[i][j]]`` along ``axis`` (torch.gather);
 - ``scatter_add_along_p(src, index, axis, shape)``: a zero tensor of ``shape`` with ``src``
-  added at ``index`` along ``axis`` (repeated indices accumulate).
+  added at ``index`` along ``axis`` (repeated indices accumulate); ``scatter_along_p`` writes
+  instead (a repeated index keeps the last value: max_unpool).
+
+They are the one gather/scatter along an axis: the pools in ``conv`` use them too.
 
 ``index`` is an input of both, a Tensor that never requires grad (its rule is None), so an
 index computed inside a step (``sort``'s permutation, ``nonzero``) is recomputed when a
@@ -34,10 +37,10 @@ import numpy as np
 
 from .autograd import Primitive
 from . import ops
-from .ops import (concatenate_p, equal_p, getitem_p, not_equal_p, reshape_p, scatter_add_p,
+from .ops import (concatenate_p, equal_p, getitem_p, reshape_p, scatter_add_p,
                   sum_p, transpose_p, where_p)
-from ._tensor import Tensor, _derive, _lift_all, _result_type, _wrap
-from .shapes import ShapeError
+from ._tensor import Tensor, _derive, _lift_all, _wrap
+from .shapes import dim_index
 
 _INT64 = np.dtype(np.int64)
 
@@ -58,7 +61,17 @@ def _gather_fwd(x: np.ndarray, index: np.ndarray, axis: int) -> np.ndarray:
 def _scatter_add_along_fwd(src: np.ndarray, index: np.ndarray, axis: int,
                            shape: tuple[int, ...]) -> np.ndarray:
     z = np.zeros(shape, dtype=src.dtype)
-    np.add.at(z, _coords(index, axis), src)
+    if index.shape[axis] == 1:  # one index per line: nothing repeats, so a plain write adds
+        z[_coords(index, axis)] = src
+    else:
+        np.add.at(z, _coords(index, axis), src)
+    return z
+
+
+def _scatter_along_fwd(src: np.ndarray, index: np.ndarray, axis: int,
+                       shape: tuple[int, ...]) -> np.ndarray:
+    z = np.zeros(shape, dtype=src.dtype)
+    z[_coords(index, axis)] = src  # a repeated index keeps the last value written
     return z
 
 
@@ -73,6 +86,13 @@ scatter_add_along_p = Primitive(
     vjp=(lambda g, out, src, index, axis, shape: gather_p(g, index, axis=axis), None),
     jvp=(lambda t, out, src, index, axis, shape:
          scatter_add_along_p(t, index, axis=axis, shape=shape), None))
+# scatter_along writes instead of adding (torch's max_unpool: an index given twice keeps the
+# last value); its VJP is a gather too, so both writers of a position get its gradient.
+scatter_along_p = Primitive(
+    "scatter_along", _scatter_along_fwd,
+    vjp=(lambda g, out, src, index, axis, shape: gather_p(g, index, axis=axis), None),
+    jvp=(lambda t, out, src, index, axis, shape:
+         scatter_along_p(t, index, axis=axis, shape=shape), None))
 
 
 def _flatnonzero(x: np.ndarray) -> np.ndarray:
@@ -91,18 +111,6 @@ hit_p = Primitive("scatter_hit", lambda index, axis, shape, dtype: _scatter_add_
     np.ones(index.shape, dtype), index, axis, shape) > 0, differentiable=False)
 
 # ====================================================================== argument helpers
-
-
-def dim_index(d: Any, ndim: int, op: str, shape: tuple[int, ...] = ()) -> int:
-    """``d`` as a non-negative dim of a tensor with ``ndim`` dims (a 0-d tensor takes -1 and
-    0, as torch); IndexError when out of range, TypeError when not an int."""
-    if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
-        raise TypeError(f"{op}: dim (the axis) must be one int, got {d!r}")
-    n = builtins.max(ndim, 1)
-    if not -n <= d < n:
-        raise IndexError(f"{op}: dim {d} is out of range for a tensor of shape {tuple(shape)} "
-                         f"(expected to be in range of [{-n}, {n - 1}])")
-    return int(d) % n
 
 
 def as_index(index: Any, op: str) -> Tensor:
@@ -130,10 +138,7 @@ def _check_range(index: Tensor, size: int, op: str, dim: int, err: type = Runtim
         raise err(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
-def _as_bool(mask: Any, op: str) -> Tensor:
-    if isinstance(mask, Tensor):
-        return mask if mask.dtype == np.bool_ else not_equal_p(mask, 0)
-    return _wrap(_derive(lambda a: np.asarray(a).astype(bool), mask))
+_as_bool = ops._as_bool
 
 
 def _move_to_end(x: Tensor, axis: int) -> Tensor:
@@ -154,27 +159,6 @@ def _index_along(axis: int, ndim: int, i: Any) -> tuple:
 # ====================================================================== joining
 
 
-def _join(tensors: Sequence[Any], dim: Any, op: str) -> Tensor:
-    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
-        raise TypeError(f"{op}: expected a sequence of tensors, got {type(tensors).__name__}")
-    ts = _lift_all(op, tuple(tensors))
-    if not ts:
-        raise ValueError(f"{op}: expected a non-empty list of tensors")
-    kept = [t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)] or [ts[0]]
-    first = kept[0]
-    if first.ndim == 0:
-        raise RuntimeError(f"{op}: zero-dimensional tensor cannot be concatenated")
-    d = dim_index(dim, first.ndim, op, first.shape)
-    for k, t in enumerate(kept):
-        if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape))
-                                       if i != d):
-            raise ShapeError(f"{op}: sizes of tensors must match except in dimension {d}; got "
-                             f"{first.shape} and {t.shape} (tensor {k})")
-    dtype = _result_type(kept, op)
-    kept = [t if t.dtype == dtype else ops.astype(t, dtype) for t in kept]
-    return kept[0] if len(kept) == 1 else concatenate_p(*kept, axis=d)
-
-
 def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors along an existing dim (torch.cat; ``axis`` is NumPy's name). As torch,
     1-D empty tensors are skipped.
@@ -183,7 +167,7 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Ten
     >>> dg.cat([dg.ones(2, 1), dg.zeros(2, 2)], dim=1).shape
     (2, 3)
     """
-    return _join(tensors, dim if axis is None else axis, "cat")
+    return ops._join(tensors, dim if axis is None else axis, "cat")
 
 
 def concat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Tensor:
@@ -193,37 +177,10 @@ def concat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> 
     >>> dg.concat([dg.ones(1), dg.zeros(2)]).numpy()
     array([1., 0., 0.])
     """
-    return _join(tensors, dim if axis is None else axis, "concat")
+    return ops._join(tensors, dim if axis is None else axis, "concat")
 
 
-def concatenate(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Tensor:
-    """torch.concatenate (``axis`` is its name as well as NumPy's; ``dim`` works too).
-
-    >>> import duograd as dg
-    >>> dg.concatenate([dg.ones(2), dg.zeros(1)]).numpy()
-    array([1., 1., 0.])
-    """
-    return _join(tensors, axis if dim is None else dim, "concatenate")
-
-
-def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Tensor:
-    """Join tensors of one shape along a new dim (torch.stack; ``axis`` is NumPy's name).
-
-    >>> import duograd as dg
-    >>> dg.stack([dg.ones(2), dg.zeros(2)], dim=1).shape
-    (2, 2)
-    """
-    if axis is not None:
-        dim = axis
-    ts = _lift_all("stack", tuple(tensors))
-    if not ts:
-        raise RuntimeError("stack: expects a non-empty list of tensors")
-    for k, t in enumerate(ts):
-        if t.shape != ts[0].shape:
-            raise ShapeError(f"stack: expects each tensor to be equal size, but got {ts[0].shape} "
-                             f"at entry 0 and {t.shape} at entry {k}")
-    d = dim_index(dim, ts[0].ndim + 1, "stack", ts[0].shape)
-    return _join([ops.unsqueeze(t, d) for t in ts], d, "stack")
+concatenate, stack = ops.concatenate, ops.stack  # one implementation each, in ops
 
 # ====================================================================== splitting
 
@@ -844,10 +801,6 @@ def nonzero(x: Tensor, *, as_tuple: bool = False) -> Any:
     return tuple(getitem_p(idx, index=(slice(None), k), basic=True) for k in range(y.ndim))
 
 
-def _shape(a: Any) -> tuple[int, ...]:
-    return a.shape if isinstance(a, Tensor) else np.shape(a)
-
-
 def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa: A002
     """``input`` where ``condition`` holds, else ``other`` (either may be a number, as torch);
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
@@ -862,16 +815,7 @@ def where(condition: Any, input: Any = None, other: Any = None) -> Any:  # noqa:
     if input is None or other is None:
         raise TypeError(f"where: give both input and other, or neither (got "
                         f"{type(input).__name__} and {type(other).__name__})")
-    c = _as_bool(condition, "where")
-    try:
-        np.broadcast_shapes(c.shape, *(_shape(a) for a in (input, other)))
-    except ValueError:
-        raise RuntimeError(f"where: shapes {c.shape}, {_shape(input)} and {_shape(other)} do not "
-                           "broadcast") from None
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        dt = _result_type((input, other), "where")  # two numbers: the default dtypes, as torch
-        return where_p(c, _wrap(np.asarray(input, dt)), _wrap(np.asarray(other, dt)))
-    return ops.where(c, input, other)
+    return ops.where(condition, input, other)
 
 
 def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *,

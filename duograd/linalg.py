@@ -318,12 +318,6 @@ def _pnorm_jvp(t: Tensor, out: Tensor, x: Tensor, ord: float, axis: tuple[int, .
 pnorm_p = Primitive("pnorm", _pnorm_fwd, vjp=(_pnorm_vjp,), jvp=(_pnorm_jvp,))
 
 
-def _dims(x: Tensor, dim: Any, op: str) -> tuple[int, ...]:
-    if isinstance(dim, list):
-        dim = tuple(dim)
-    return normalize_axes(dim, x.ndim, op, x.shape)
-
-
 def _check_float(x: Tensor, op: str) -> None:
     if x.dtype.kind != "f":
         raise RuntimeError(f"{op}: expected a floating point tensor, got {x.dtype} of shape {x.shape}")
@@ -344,7 +338,7 @@ def vector_norm(x: Any, ord: float = 2, dim: Any = None, keepdim: bool = False, 
     _check_float(x, "linalg.vector_norm")
     if isinstance(ord, str):
         raise TypeError(f"linalg.vector_norm: ord must be a number, got {ord!r}")
-    axes = _dims(x, dim, "linalg.vector_norm")
+    axes = normalize_axes(dim, x.ndim, "linalg.vector_norm", x.shape)
     keepdim = bool(keepdim)
     if ord in (math.inf, -math.inf):
         if any(x.shape[a] == 0 for a in axes):
@@ -373,7 +367,7 @@ def matrix_norm(A: Any, ord: Any = "fro", dim: Any = (-2, -1), keepdim: bool = F
     if A.ndim < 2:
         raise RuntimeError(f"linalg.matrix_norm: needs at least 2 dimensions, got shape {A.shape}")
     d = tuple(dim) if isinstance(dim, (tuple, list)) else (dim,)
-    if len(d) != 2 or len(set(_dims(A, d, "linalg.matrix_norm"))) != 2:
+    if len(d) != 2 or len(set(normalize_axes(d, A.ndim, "linalg.matrix_norm", A.shape))) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must name 2 distinct axes, got {dim!r}")
     if ord == "fro":
         return vector_norm(A, 2, d, keepdim)

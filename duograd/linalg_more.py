@@ -29,6 +29,7 @@ import numpy as np
 
 from . import ops
 from ._tensor import Tensor, _as_tensor, _wrap
+from .shapes import dim_index
 from .autograd import Primitive
 from .indexing import tril as _tril
 from .distributions._ops import cholesky_p, solve_p, trisolve_p
@@ -901,7 +902,7 @@ def tensorsolve(A: Any, B: Any, dims: Any = None, *, out: Any = None) -> Tensor:
     a = A if isinstance(A, Tensor) else _as_tensor(A, op="linalg.tensorsolve")
     b = B if isinstance(B, Tensor) else _as_tensor(B, op="linalg.tensorsolve")
     if dims is not None:
-        dims = [d % a.ndim for d in dims]
+        dims = [dim_index(d, a.ndim, "linalg.tensorsolve", a.shape) for d in dims]
         rest = [d for d in range(a.ndim) if d not in dims]
         a = a.permute(*rest, *dims)
     xshape = a.shape[b.ndim:]

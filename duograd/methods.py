@@ -16,7 +16,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from . import _tensor, autograd, elementwise as ew, hooks, indexing, inplace, linalg, ops, reductions
-from .shapes import DimError
+from .shapes import DimError, axis_keyword, dim_index
 from ._tensor import Size, Tensor
 from .cuda import is_cuda_device, not_compiled  # torch's answers without a GPU (branch inventory)
 
@@ -172,7 +172,7 @@ class _Methods:
             return Size(self._data.shape)
         if not self._data.ndim:
             raise DimError(f"size: dim {dim} given but the tensor has no dims (a 0-d tensor)")
-        return self._data.shape[ops._one_axis(self, dim, "size")]
+        return self._data.shape[dim_index(dim, self.ndim, "size", self.shape)]
     def numel(self) -> int: return self._data.size
     def dim(self) -> int: return self._data.ndim
     def reshape(self, *shape) -> Tensor: return ops.reshape(self, *shape)
@@ -666,11 +666,7 @@ for _name, _fn in vars(_TorchMethods).items():
 def _axis_alias(fn: Any) -> Any:
     """``fn`` taking ``axis=`` as an alias of its ``dim=``, as torch's argument parser does."""
     def method(self, *args, **kw):
-        if "axis" in kw:
-            if "dim" in kw:
-                raise TypeError(f"{fn.__name__}(): give dim or its alias axis, not both")
-            kw["dim"] = kw.pop("axis")
-        return fn(self, *args, **kw)
+        return fn(self, *args, **axis_keyword(fn.__name__, kw))
     method.__name__ = method.__qualname__ = fn.__name__
     method.__doc__ = fn.__doc__
     return method

@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _tensor, elementwise as ew, indexing, ops
 from ._tensor import Tensor, _as_tensor, _wrap
+from .shapes import dim_index
 from .tensor_api import _out
 
 _int, _bool, _float = builtins.int, builtins.bool, builtins.float
@@ -56,7 +57,7 @@ def _t(x: Any, op: str) -> Tensor:
 
 
 def _d(x: Tensor, dim: Any, op: str) -> int:
-    return indexing.dim_index(dim, x.ndim, op, x.shape)
+    return dim_index(dim, x.ndim, op, x.shape)
 
 
 # ====================================================================== splits
@@ -1310,8 +1311,8 @@ COPIES = {
     "expand_copy": lambda x, size, *, implicit=False: x.expand(*size),
     "permute_copy": lambda x, dims: x.permute(*dims),
     "select_copy": lambda x, dim, index: x.select(dim, index),
-    "slice_copy": lambda x, dim=0, start=None, end=None, step=1: x[(slice(None),) * (dim % x.ndim) +
-                                                                    (slice(start, end, step),)],
+    "slice_copy": lambda x, dim=0, start=None, end=None, step=1: x[
+        (slice(None),) * dim_index(dim, x.ndim, "slice_copy", x.shape) + (slice(start, end, step),)],
     "split_copy": lambda x, split_size, dim=0: x.split(split_size, dim),
     "split_with_sizes_copy": lambda x, split_sizes, dim=0: split_with_sizes(x, split_sizes, dim),
     "squeeze_copy": lambda x, dim=None: x.squeeze() if dim is None else x.squeeze(dim),
@@ -1668,7 +1669,7 @@ def unsqueeze_(self: Tensor, dim: _int) -> Tensor:
     (1, 3)
     """
     from .inplace import write_shape  # noqa: PLC0415
-    d = indexing.dim_index(dim, self.ndim + 1, "unsqueeze_", self.shape)
+    d = dim_index(dim, self.ndim + 1, "unsqueeze_", self.shape)
     return write_shape(self, lambda a: np.expand_dims(a, d), lambda s: ops.unsqueeze(s, d), name="unsqueeze_")
 
 
@@ -2129,7 +2130,7 @@ def nuclear_norm(input: Any, dim: Any = None, keepdim: _bool = False, *, out: An
     r = ops.sum(svdvals(xm), -1)
     if keepdim:
         r = ops.unsqueeze(ops.unsqueeze(r, -1), -1)
-        r = indexing.movedim(r, (-2, -1), tuple(d % x.ndim for d in dims))
+        r = indexing.movedim(r, (-2, -1), tuple(d % x.ndim for d in dims))  # (-2, -1) or normalised
     return _out(r, out, "nuclear_norm")
 
 

@@ -21,7 +21,7 @@ Names, one convention:
 - ``name`` is the public function. Where it would only pass its arguments on, it *is*
   the primitive (``exp = exp_p``); otherwise it checks and normalises its arguments
   (axes, shapes, indices) and calls primitives, or composes them (``mean``, ``var``,
-  ``softmax``, ``squeeze``, ``stack``, ...). Tensor methods (``methods.py``) call these.
+  ``softmax``, ``squeeze``, ...). Tensor methods (``methods.py``) call these.
 
 Domain errors follow NumPy: ``log`` of a negative number is nan with a RuntimeWarning,
 not an exception.
@@ -40,9 +40,10 @@ import operator
 
 from .autograd import ELEMENTWISE, LINEAR, Primitive, Variadic, WithConstant, ones_like_p, zeros_like_p  # noqa: F401
 from . import return_types
-from .shapes import DimError, ShapeError, broadcast_shape, keepdims_shape, normalize_axes, sum_to
+from .shapes import (DimError, ShapeError, broadcast_shape, dim_alias, dim_index, keepdims_shape,  # noqa: F401
+                     normalize_axes, sum_to)
 from . import _tensor
-from ._tensor import Tensor, _derive, _dtype_of, _lift_all, _shape_of, _wrap
+from ._tensor import Tensor, _derive, _dtype_of, _lift_all, _result_type, _shape_of, _wrap
 
 # ====================================================================== selectors
 # Never differentiated: they are locally constant, so their derivative is zero and a
@@ -368,24 +369,37 @@ greater, greater_equal, less, less_equal, equal, not_equal = (
 sign, detach, stop_gradient, identity = sign_p, detach_p, stop_gradient_p, identity_p
 
 
-def _as_bool(cond: Any) -> np.ndarray:
-    return np.asarray(cond).astype(bool)
+def _as_bool(mask: Any, op: str = "where") -> Tensor:
+    """A condition or mask as a bool Tensor (nonzero meaning True), never differentiated."""
+    if isinstance(mask, Tensor):
+        return mask if mask.dtype == np.bool_ else not_equal_p(mask, 0)
+    return _wrap(_derive(lambda a: np.asarray(a).astype(bool), mask))
 
 
-def where(cond: Any, x: Any, y: Any) -> Tensor:
-    """``x`` where ``cond`` holds, else ``y``; ``cond`` (a bool array or a Tensor read as
-    bool, nonzero meaning True) is never differentiated.
+def _shape_any(a: Any) -> tuple[int, ...]:
+    return a.shape if isinstance(a, Tensor) else np.shape(a)
+
+
+def where(condition: Any, input: Any, other: Any) -> Tensor:  # noqa: A002  (torch's names)
+    """``input`` where ``condition`` holds, else ``other`` (either may be a number, as torch);
+    ``condition`` (a bool array or a Tensor read as bool, nonzero meaning True) is never
+    differentiated. ``duograd.where`` (``indexing.where``) adds torch's one-argument form.
 
     >>> import duograd as dg
     >>> dg.where(np.array([True, False]), dg.tensor([1.0, 2.0]), 0.0).numpy()
     array([1., 0.])
     """
-    if isinstance(cond, Tensor):
-        c = cond if cond.dtype == np.bool_ else not_equal_p(cond, 0)
-    else:
-        c = _wrap(_derive(_as_bool, cond))
-    # Lift x and y on their own: numbers take their dtype, not the bool condition's.
-    return where_p(c, *_lift_all("where", (x, y)))
+    c = _as_bool(condition, "where")
+    try:
+        np.broadcast_shapes(c.shape, *(_shape_any(a) for a in (input, other)))
+    except ValueError:
+        raise ShapeError(f"where: shapes {c.shape}, {_shape_any(input)} and {_shape_any(other)} do "
+                         "not broadcast") from None
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        dt = _result_type((input, other), "where")  # two numbers: the default dtypes, as torch
+        return where_p(c, _wrap(np.asarray(input, dt)), _wrap(np.asarray(other, dt)))
+    # Lift input and other on their own: numbers take their dtype, not the bool condition's.
+    return where_p(c, *_lift_all("where", (input, other)))
 
 
 def astype(x: Tensor, dtype: Any) -> Tensor:
@@ -435,25 +449,6 @@ def _np_clip(a: Tensor, a_min: Any = None, a_max: Any = None, out: Any = None, *
     return clip(a, kw.pop("min", a_min), kw.pop("max", a_max))
 
 
-def _dims(op: str, dim: Any, keepdim: Any, axis: Any, keepdims: Any) -> tuple[Any, bool]:
-    """PyTorch's ``dim``/``keepdim`` (primary) or NumPy's ``axis``/``keepdims`` (accepted)."""
-    if axis is not None:
-        if dim is not None:
-            raise TypeError(f"{op}: give axis or dim, not both")
-        dim = axis
-    if keepdims is not None:
-        keepdim = keepdims
-    return dim, bool(keepdim)
-
-
-def _one_axis(x: Tensor, axis: Any, op: str) -> int:
-    """One dim as a non-negative int (0 for a 0-d tensor, which accepts 0 and -1)."""
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise TypeError(f"{op}: dim (axis) must be one int, got {axis!r}")
-    axes = normalize_axes(axis, x.ndim, op, x.shape)
-    return axes[0] if axes else 0
-
-
 def _cast_for(x: Tensor, dtype: Any) -> Tensor:
     return x if dtype is None or np.dtype(dtype) == x.dtype else astype(x, dtype)
 
@@ -467,7 +462,7 @@ def sum(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None,
     >>> dg.sum(dg.ones((2, 3)), dim=0).numpy()
     array([2., 2., 2.])
     """
-    dim, keepdim = _dims("sum", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("sum", dim, keepdim, axis, keepdims)
     x = _cast_for(x, dtype)
     return sum_p(x, axis=normalize_axes(dim, x.ndim, "sum", x.shape), keepdims=keepdim)
 
@@ -484,7 +479,7 @@ def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     >>> float(dg.mean(dg.tensor([1.0, 2.0, 6.0])))
     3.0
     """
-    dim, keepdim = _dims("mean", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("mean", dim, keepdim, axis, keepdims)
     x = _cast_for(x, dtype)
     axes = normalize_axes(dim, x.ndim, "mean", x.shape)
     n = _count(x, axes)
@@ -512,7 +507,7 @@ def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool 
     """
     if isinstance(dim, bool):  # torch's var(unbiased) overload
         dim, unbiased = None, dim
-    dim, keepdim = _dims("var", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("var", dim, keepdim, axis, keepdims)
     c = _correction("var", unbiased, correction)
     axes = normalize_axes(dim, x.ndim, "var", x.shape)
     return _var(x, axes, keepdim, c)
@@ -573,7 +568,7 @@ def amax(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dg.amax(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
     array([5., 7.])
     """
-    dim, keepdim = _dims("amax", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("amax", dim, keepdim, axis, keepdims)
     if dim is None and x._data.size == 0:
         raise ShapeError(f"amax: the input is empty (shape {x.shape}); name a dim of non-zero size")
     return _extreme("amax", max_p, x, dim, keepdim)
@@ -588,7 +583,7 @@ def amin(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
     >>> dg.amin(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
     array([1., 2.])
     """
-    dim, keepdim = _dims("amin", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("amin", dim, keepdim, axis, keepdims)
     if dim is None and x._data.size == 0:
         raise ShapeError(f"amin: the input is empty (shape {x.shape}); name a dim of non-zero size")
     return _extreme("amin", min_p, x, dim, keepdim)
@@ -597,7 +592,7 @@ def amin(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None,
 def _selected(name: str, arg: Primitive, rtype: Any, x: Tensor, dim: Any, keepdim: bool) -> Any:
     """max/min along one dim: ``(values, indices)``; the gradient goes to the selected element
     only (the first of ties, as torch's max(dim))."""
-    a = _one_axis(x, dim, name)
+    a = dim_index(dim, x.ndim, name, x.shape)
     if x.ndim and x.shape[a] == 0:
         raise DimError(f"{name}: expected reduction dim {a} to have non-zero size (input shape {x.shape})")
     if x.ndim == 0:
@@ -621,7 +616,7 @@ def max(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, 
     """
     if isinstance(dim, Tensor):
         return maximum_p(x, dim)
-    dim, keepdim = _dims("max", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("max", dim, keepdim, axis, keepdims)
     if dim is None:
         return amax(x)
     return _selected("max", argmax_p, return_types.max, x, dim, keepdim)
@@ -638,7 +633,7 @@ def min(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = None, 
     """
     if isinstance(dim, Tensor):
         return minimum_p(x, dim)
-    dim, keepdim = _dims("min", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("min", dim, keepdim, axis, keepdims)
     if dim is None:
         return amin(x)
     return _selected("min", argmin_p, return_types.min, x, dim, keepdim)
@@ -651,7 +646,7 @@ def _arg(name: str, prim: Primitive, x: Tensor, dim: Any, keepdim: bool) -> Tens
                            f"(shape {x.shape})")
         i = prim(x, axis=None)
         return reshape_p(i, shape=(1,) * x.ndim) if keepdim else i
-    a = _one_axis(x, dim, name)
+    a = dim_index(dim, x.ndim, name, x.shape)
     if x.ndim == 0:
         return prim(x, axis=None)
     if x.shape[a] == 0:
@@ -669,7 +664,7 @@ def argmax(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     >>> dg.argmax(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
     array([1, 0])
     """
-    dim, keepdim = _dims("argmax", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("argmax", dim, keepdim, axis, keepdims)
     return _arg("argmax", argmax_p, x, dim, keepdim)
 
 
@@ -682,7 +677,7 @@ def argmin(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = Non
     >>> dg.argmin(dg.tensor([[1.0, 5.0], [7.0, 2.0]]), dim=1).numpy()
     array([0, 1])
     """
-    dim, keepdim = _dims("argmin", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("argmin", dim, keepdim, axis, keepdims)
     return _arg("argmin", argmin_p, x, dim, keepdim)
 
 
@@ -694,7 +689,7 @@ def logsumexp(x: Tensor, dim: Any = None, keepdim: bool = False, *, axis: Any = 
     >>> float(dg.logsumexp(dg.tensor([1000.0, 1000.0])))
     1000.6931471805599
     """
-    dim, keepdim = _dims("logsumexp", dim, keepdim, axis, keepdims)
+    dim, keepdim = dim_alias("logsumexp", dim, keepdim, axis, keepdims)
     return logsumexp_p(x, axis=normalize_axes(dim, x.ndim, "logsumexp", x.shape), keepdims=keepdim)
 
 
@@ -705,9 +700,9 @@ def cumsum(x: Tensor, dim: int | None = None, *, axis: int | None = None, dtype:
     >>> dg.cumsum(dg.tensor([1.0, 2.0, 3.0]), dim=0).numpy()
     array([1., 3., 6.])
     """
-    dim, _ = _dims("cumsum", dim, False, axis, None)
+    dim, _ = dim_alias("cumsum", dim, False, axis, None)
     x = _cast_for(x, dtype)
-    a = _one_axis(x, dim, "cumsum")
+    a = dim_index(dim, x.ndim, "cumsum", x.shape)
     return cumsum_p(x, axis=a) if x.ndim else identity_p(x)
 
 
@@ -728,10 +723,10 @@ def log_softmax(x: Any, dim: int | None = None, *, axis: int | None = None) -> T
     >>> dg.tensor([1000.0, 0.0]).log_softmax(0).numpy()
     array([    0., -1000.])
     """
-    dim, _ = _dims("log_softmax", dim, False, axis, None)
+    dim, _ = dim_alias("log_softmax", dim, False, axis, None)
     x = _lift_all("log_softmax", (x,))[0]
-    return _log_softmax(x, normalize_axes(-1 if dim is None else _one_int(dim, "log_softmax"),
-                                          x.ndim, "log_softmax", x.shape))
+    d = dim_index(-1 if dim is None else dim, x.ndim, "log_softmax", x.shape)
+    return _log_softmax(x, (d,) if x.ndim else ())
 
 
 def softmax(x: Any, dim: int | None = None, *, axis: int | None = None) -> Tensor:
@@ -741,16 +736,10 @@ def softmax(x: Any, dim: int | None = None, *, axis: int | None = None) -> Tenso
     >>> dg.tensor([0.0, 0.0]).softmax(0).numpy()
     array([0.5, 0.5])
     """
-    dim, _ = _dims("softmax", dim, False, axis, None)
+    dim, _ = dim_alias("softmax", dim, False, axis, None)
     x = _lift_all("softmax", (x,))[0]
-    return exp_p(_log_softmax(x, normalize_axes(-1 if dim is None else _one_int(dim, "softmax"),
-                                                x.ndim, "softmax", x.shape)))
-
-
-def _one_int(dim: Any, op: str) -> int:
-    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"{op}: dim (axis) must be one int, got {dim!r}")
-    return int(dim)
+    d = dim_index(-1 if dim is None else dim, x.ndim, "softmax", x.shape)
+    return exp_p(_log_softmax(x, (d,) if x.ndim else ()))
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:
@@ -785,7 +774,7 @@ def permute(x: Tensor, *dims: Any) -> Tensor:
     if len(dims) != nd:
         raise ShapeError(f"permute: {len(dims)} dims {dims} given for a tensor of shape {x.shape} "
                          f"({nd} dims)")
-    axes = tuple(_one_axis(x, d, "permute") for d in dims)
+    axes = tuple(dim_index(d, x.ndim, "permute", x.shape) for d in dims)
     if len(set(axes)) != len(axes):
         raise ShapeError(f"permute: repeated dim in {dims} (tensor of shape {x.shape})")
     return transpose_p(x, axes=axes) if nd else identity_p(x)
@@ -799,7 +788,7 @@ def transpose(x: Tensor, dim0: int, dim1: int) -> Tensor:
     >>> dg.transpose(dg.ones((2, 3, 4)), 0, 2).shape
     (4, 3, 2)
     """
-    a, b = _one_axis(x, dim0, "transpose"), _one_axis(x, dim1, "transpose")
+    a, b = dim_index(dim0, x.ndim, "transpose", x.shape), dim_index(dim1, x.ndim, "transpose", x.shape)
     if x.ndim < 2 or a == b:
         return identity_p(x)
     axes = list(range(x.ndim))
@@ -899,9 +888,9 @@ def flatten(x: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     (2, 12)
     """
     if x.ndim == 0:
-        _one_axis(x, start_dim, "flatten"), _one_axis(x, end_dim, "flatten")
+        dim_index(start_dim, x.ndim, "flatten", x.shape), dim_index(end_dim, x.ndim, "flatten", x.shape)
         return reshape_p(x, shape=(1,))
-    a, b = _one_axis(x, start_dim, "flatten"), _one_axis(x, end_dim, "flatten")
+    a, b = dim_index(start_dim, x.ndim, "flatten", x.shape), dim_index(end_dim, x.ndim, "flatten", x.shape)
     if a > b:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
                          f"(tensor of shape {x.shape})")
@@ -917,7 +906,7 @@ def squeeze(x: Tensor, dim: Any = None, *, axis: Any = None) -> Tensor:
     >>> dg.squeeze(dg.ones((1, 3, 1))).shape, dg.ones((1, 3)).squeeze(1).shape
     ((3,), (1, 3))
     """
-    dim, _ = _dims("squeeze", dim, False, axis, None)
+    dim, _ = dim_alias("squeeze", dim, False, axis, None)
     axes = normalize_axes(dim, x.ndim, "squeeze", x.shape)
     shape = tuple(n for i, n in enumerate(x.shape) if not (i in axes and n == 1))
     return reshape_p(x, shape=shape) if shape != x.shape else identity_p(x)
@@ -939,14 +928,8 @@ def unsqueeze(x: Tensor, dim: int | None = None, *, axis: int | None = None) -> 
     >>> dg.unsqueeze(dg.ones(3), 0).shape
     (1, 3)
     """
-    dim, _ = _dims("unsqueeze", dim, False, axis, None)
-    nd = x.ndim + 1
-    if dim is None or not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
-        raise TypeError(f"unsqueeze: dim (axis) must be one int, got {dim!r}")
-    if not -nd <= dim < nd:
-        raise DimError(f"unsqueeze: dim {dim} is out of range for a result of {nd} "
-                       f"dims (input shape {x.shape}; expected a dim in [{-nd}, {nd - 1}])")
-    dim %= nd
+    dim, _ = dim_alias("unsqueeze", dim, False, axis, None)
+    dim = dim_index(dim, x.ndim + 1, "unsqueeze", x.shape)  # a dim of the result
     return reshape_p(x, shape=x.shape[:dim] + (1,) + x.shape[dim:])
 
 
@@ -1027,36 +1010,54 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     return getitem_p(x, index=parts, basic=basic)
 
 
-def concatenate(ts: Sequence[Any], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis.
+def _join(tensors: Sequence[Any], dim: Any, op: str) -> Tensor:
+    """torch.cat: ``tensors`` joined along the existing dim ``dim`` (1-D empty ones skipped,
+    dtypes promoted); every join (cat, concat, concatenate, stack) comes here."""
+    if isinstance(tensors, Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{op}: expected a sequence of tensors, got {type(tensors).__name__}")
+    ts = _lift_all(op, tuple(tensors))
+    if not ts:
+        raise ValueError(f"{op}: expected a non-empty list of tensors")
+    kept = [t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)] or [ts[0]]
+    first = kept[0]
+    if first.ndim == 0:
+        raise RuntimeError(f"{op}: zero-dimensional tensor cannot be concatenated")
+    d = dim_index(dim, first.ndim, op, first.shape)
+    for k, t in enumerate(kept):
+        if t.ndim != first.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, first.shape))
+                                       if i != d):
+            raise ShapeError(f"{op}: sizes of tensors must match except in dimension {d}; got "
+                             f"{first.shape} and {t.shape} (tensor {k})")
+    dtype = _result_type(kept, op)
+    kept = [t if t.dtype == dtype else astype(t, dtype) for t in kept]
+    return kept[0] if len(kept) == 1 else concatenate_p(*kept, axis=d)
+
+
+def concatenate(tensors: Sequence[Any], axis: int = 0, *, dim: int | None = None) -> Tensor:
+    """torch.concatenate (``axis`` is its name as well as NumPy's; ``dim`` works too).
 
     >>> import duograd as dg
     >>> dg.concatenate([dg.ones(2), dg.zeros(1)]).numpy()
     array([1., 1., 0.])
     """
-    ts = _lift_all("concatenate", tuple(ts))
-    if not ts:
-        raise ValueError("concatenate: need at least one tensor")
-    if ts[0].ndim == 0:
-        raise ValueError("concatenate: zero-dimensional tensors cannot be concatenated")
-    return concatenate_p(*ts, axis=_one_axis(ts[0], axis, "concatenate"))
+    return _join(tensors, axis if dim is None else dim, "concatenate")
 
 
-def stack(ts: Sequence[Any], axis: int = 0) -> Tensor:
-    """Join tensors of one shape along a new axis.
+def stack(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors of one shape along a new dim (torch.stack; ``axis`` is NumPy's name).
 
     >>> import duograd as dg
-    >>> dg.stack([dg.ones(2), dg.zeros(2)]).shape
+    >>> dg.stack([dg.ones(2), dg.zeros(2)], dim=1).shape
     (2, 2)
     """
-    ts = _lift_all("stack", tuple(ts))
+    if axis is not None:
+        dim = axis
+    ts = _lift_all("stack", tuple(tensors))
     if not ts:
-        raise ValueError("stack: need at least one tensor")
-    shapes = {t.shape for t in ts}
-    if len(shapes) != 1:
-        raise ValueError(f"stack: every tensor needs the same shape, got {sorted(shapes)}")
-    if not -ts[0].ndim - 1 <= axis <= ts[0].ndim:
-        raise ValueError(f"stack: axis {axis} is out of range for a result of {ts[0].ndim + 1} "
-                         f"dimensions (input shape {ts[0].shape})")
-    return concatenate([unsqueeze(t, axis) for t in ts], axis=axis if axis >= 0 else axis + ts[0].ndim + 1)
-
+        raise RuntimeError("stack: expects a non-empty list of tensors")
+    for k, t in enumerate(ts):
+        if t.shape != ts[0].shape:
+            raise ShapeError(f"stack: expects each tensor to be equal size, but got {ts[0].shape} "
+                             f"at entry 0 and {t.shape} at entry {k}")
+    d = dim_index(dim, ts[0].ndim + 1, "stack", ts[0].shape)
+    return _join([unsqueeze(t, d) for t in ts], d, "stack")

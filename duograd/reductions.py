@@ -32,7 +32,8 @@ import numpy as np
 
 from . import return_types
 from .autograd import Primitive
-from .indexing import _move_from_end, _move_to_end, dim_index, gather_p
+from .indexing import _move_from_end, _move_to_end, gather_p
+from .shapes import dim_index
 from . import ops
 from .ops import concatenate_p, exp_p, getitem_p, reshape_p, row_max_p, sum_p, where_p
 from ._tensor import Tensor

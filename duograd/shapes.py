@@ -1,4 +1,12 @@
-"""Pure shape logic: broadcasting, its adjoint, and axis normalisation.
+"""Pure shape logic: broadcasting, its adjoint, and the argument normalisers of dims.
+
+Every operation reads its dims through the three normalisers here, so they all speak one
+error vocabulary, torch's: ``dim_index`` (one dim), ``normalize_axes`` (None, one dim or a
+tuple of them) and ``dim_alias`` (torch's ``dim``/``keepdim`` or NumPy's ``axis``/``keepdims``).
+A dim out of range is a ``DimError`` (torch's IndexError) that names the op, the dim
+and the shape, then says torch's "Dimension out of range (expected to be in range of
+[lo, hi], but got d)"; a dim that is not an int a TypeError; a
+repeated dim a ``ShapeError``. Sizes given as varargs or one sequence are ``_tensor._shape_of``.
 
 Broadcasting is a linear map that copies an input along new or size-1 axes. Its
 adjoint (transpose) sums a gradient back over exactly those axes. ``sum_to`` is that
@@ -84,6 +92,73 @@ def sum_to(g: "Tensor", shape: Shape) -> "Tensor":
     return g if g.shape == shape else g.reshape(shape)
 
 
+def _out_of_range(op: str, d: int, ndim: int, shape: Shape | None) -> DimError:
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    of = f"a tensor of shape {tuple(shape)}" if shape is not None else f"a tensor of {ndim} dims"
+    return DimError(f"{op}: dim {d} is out of range for {of}: Dimension out of range (expected to be "
+                    f"in range of [{lo}, {hi}], but got {d})")
+
+
+def _not_int(op: str, d: object, many: bool = False) -> TypeError:
+    return TypeError(f"{op}: dim (axis) must be {'an int or a tuple of ints' if many else 'one int'}, "
+                     f"got {d!r}")
+
+
+def dim_index(d: object, ndim: int, op: str, shape: Shape | None = None) -> int:
+    """``d`` as a non-negative dim of a tensor with ``ndim`` dims (a 0-d tensor takes -1 and
+    0, as torch, both meaning 0). Out of range: ``DimError``; not one int: TypeError.
+    ``shape``, when given, is named in the error message.
+
+    >>> dim_index(-1, 3, "softmax"), dim_index(-1, 0, "softmax")
+    (2, 0)
+    """
+    if type(d) is int and -ndim <= d < ndim:  # the common case first
+        return d % ndim
+    # NumPy integers count as ints (a dim often comes from np.argmax); bools do not.
+    if isinstance(d, bool) or not hasattr(d, "__index__"):
+        raise _not_int(op, d)
+    d = operator.index(d)  # type: ignore[arg-type]
+    n = max(ndim, 1)
+    if not -n <= d < n:
+        raise _out_of_range(op, d, ndim, shape)
+    return d % n
+
+
+def _both(op: str) -> TypeError:
+    return TypeError(f"{op}(): give dim or its alias axis, not both")
+
+
+def axis_keyword(op: str, kw: dict) -> dict:
+    """``kw`` with ``axis=`` renamed ``dim=`` (torch's argument parser takes either), in place:
+    the one rename of ``torch_signatures`` and the Tensor methods; both given is a TypeError.
+
+    >>> axis_keyword("cumsum", {"axis": 1})
+    {'dim': 1}
+    """
+    if "axis" in kw:
+        if "dim" in kw:
+            raise _both(op)
+        kw["dim"] = kw.pop("axis")
+    return kw
+
+
+def dim_alias(op: str, dim: object, keepdim: object = False, axis: object = None,
+              keepdims: object = None) -> tuple[object, bool]:
+    """PyTorch's ``dim``/``keepdim`` (primary) or NumPy's ``axis``/``keepdims`` (accepted),
+    as one (dim, keepdim) pair; both ``dim`` and ``axis`` given is a TypeError.
+
+    >>> dim_alias("sum", None, False, 1, True)
+    (1, True)
+    """
+    if axis is not None:
+        if dim is not None:
+            raise _both(op)
+        dim = axis
+    if keepdims is not None:
+        keepdim = keepdims
+    return dim, bool(keepdim)
+
+
 def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
                    shape: Shape | None = None) -> tuple[int, ...]:
     """``axis`` as a sorted tuple of non-negative axes; None means every axis.
@@ -103,13 +178,11 @@ def normalize_axes(axis: None | int | Iterable[int], ndim: int, op: str,
     for a in axes:
         # NumPy integers count as ints (an axis often comes from np.argmax); bools do not.
         if isinstance(a, bool) or not hasattr(a, "__index__"):
-            raise TypeError(f"{op}: dim (axis) must be an int or a tuple of ints, got {axis!r}")
+            raise _not_int(op, axis, many=True)
         a = operator.index(a)
         lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
         if not lo <= a <= hi:
-            of = f"shape {tuple(shape)}" if shape is not None else f"{ndim} dimensions"
-            raise DimError(f"{op}: dim {a} is out of range for a tensor of {of} (expected "
-                           f"a dim in [{lo}, {hi}])")
+            raise _out_of_range(op, a, ndim, shape)
         if ndim:
             out.append(a % ndim)
     if len(set(out)) != len(out):

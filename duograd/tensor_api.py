@@ -28,6 +28,7 @@ import numpy as np
 
 from . import _context as _ctx, _tensor, elementwise as ew, indexing, inplace, linalg, ops, return_types
 from ._tensor import Tensor, _as_tensor, _lift_all, _wrap
+from .shapes import dim_index
 from .autograd import ELEMENTWISE, Primitive, no_grad
 
 _bool, _int, _float = builtins.bool, builtins.int, builtins.float
@@ -38,7 +39,7 @@ def _t(x: Any, op: str) -> Tensor:
 
 
 def _dim(x: Tensor, dim: Any, op: str) -> int:
-    return indexing.dim_index(dim, x.ndim, op, x.shape)
+    return dim_index(dim, x.ndim, op, x.shape)
 
 
 def _out(result: Any, out: Any, op: str) -> Any:
@@ -491,7 +492,7 @@ def cross(input: Any, other: Any, dim: int | None = None, *, out: Any = None) ->
             raise RuntimeError(f"no dimension of size 3 in input (shapes {x.shape}, {y.shape})")
         d = dims[0]
     else:
-        d = indexing.dim_index(dim, len(shape), "cross", shape)
+        d = dim_index(dim, len(shape), "cross", shape)
     if x.shape[d] != 3 or y.shape[d] != 3:
         raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
                            f"{x.shape[d]} and {y.shape[d]}")

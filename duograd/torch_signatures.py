@@ -26,6 +26,7 @@ import keyword
 from typing import Any, Callable
 
 from . import _tensor
+from .shapes import axis_keyword
 
 strided = "torch.strided"  # the one layout duograd has, as torch's ``torch.strided``
 contiguous_format = "torch.contiguous_format"  # memory formats are accepted and mean nothing here
@@ -124,10 +125,8 @@ def with_torch_names(fn: Callable, name: str, params: tuple[str, ...] = (),
             out = None if takes_out else kw.pop("out", None)
             if factory:
                 _check_factory(name, kw, own)
-            if rename_axis and "axis" in kw:
-                if "dim" in kw:
-                    raise TypeError(f"{name}(): give dim or its alias axis, not both")
-                kw["dim"] = kw.pop("axis")
+            if rename_axis:
+                axis_keyword(name, kw)
             if params and len(args) < len(params):
                 args = list(args)
                 for p in params[len(args):]:

@@ -1,15 +1,16 @@
 """Pictures of a computation graph: ``count_nodes``, ``to_dot``, ``draw``.
 
-One walker serves all three kinds of node. The scalar ``Value`` and ``Var`` list
-their inputs in ``_prev`` and label their operation with the string ``_op`` (``''``
-for a leaf); a ``Tensor`` points to its graph node (``grad_fn``), which holds the input
-Tensors (none for a leaf, and none once a backward pass has released the graph) and the
-operation, a ``Primitive`` whose ``.name`` is the label. The walk is iterative, so a
-chain of any depth can be counted and drawn without touching Python's recursion limit.
+No walk of its own: a Tensor's graph is read with the engine's ``_toposort`` (the walk
+the backward pass runs), a scalar graph with the scalar engine's ``topological_order``.
+The scalar ``Value`` and ``Var`` list their inputs in ``_prev`` and label their operation
+with the string ``_op`` (``''`` for a leaf); a ``Tensor`` points to its graph node
+(``grad_fn``), which holds the input Tensors (none once a backward pass has released the
+graph: then only the root is drawn) and the operation, a ``Primitive`` whose ``.name`` is
+the label. Both walks are iterative, so a chain of any depth can be counted and drawn
+without touching Python's recursion limit.
 
-Nodes are numbered in the order the walk finishes them (inputs before the nodes
-that use them, inputs visited in argument order), which makes ``to_dot`` return the
-same text for the same graph every time.
+Nodes are numbered inputs first, the root last, in the walks' deterministic order, which
+makes ``to_dot`` return the same text for the same graph every time.
 
 ``draw`` hands the DOT source to Graphviz's ``dot`` when it is on the PATH and
 otherwise lays the graph out itself with matplotlib: longest-path layering (a
@@ -30,6 +31,8 @@ import numpy as np
 
 from ._node import Node
 from ._tensor import Tensor
+from .autograd import _toposort
+from .scalar.engine import topological_order
 
 __all__ = ["count_nodes", "to_dot", "draw"]
 
@@ -39,41 +42,48 @@ _COLOURS = {"param": "#cfe2f3", "const": "#eeeeee", "op": "#ffffff", "root": "#f
 
 # ---------------------------------------------------------------- the walker
 
-def _inputs_of(node: Any) -> tuple:
-    """The nodes ``node`` was computed from, in argument order (empty for a leaf)."""
-    if isinstance(node, Tensor):
-        n = node._node
-        return n.inputs or () if type(n) is Node else ()
-    try:
-        return tuple(node._prev)
-    except AttributeError:
-        raise TypeError(f"viz: expected a Value, Var or Tensor, got {type(node).__name__}") from None
-
-
 def _walk(root: Any) -> tuple[list, list[tuple[int, int]]]:
-    """Every node reachable from ``root`` (inputs first) and every edge as
-    ``(input index, consumer index)``, one per input slot: ``x * x`` gives two edges."""
-    _inputs_of(root)  # a TypeError now rather than a confusing one later
-    index: dict[int, int] = {}
+    """Every node reachable from ``root`` (inputs first, ``root`` last) and every edge as
+    ``(input index, consumer index)``, one per input slot: ``x * x`` gives two edges.
+
+    There is no walk of its own here: a Tensor's graph is the engine's ``_toposort`` (the
+    one the backward pass runs, reversed), with the constant inputs (which need no
+    gradient, so the engine does not visit them) added before their first consumer; a
+    scalar graph is the scalar engine's ``topological_order``."""
+    if isinstance(root, Tensor):
+        return _tensor_graph(root)
+    if not hasattr(root, "_prev"):
+        raise TypeError(f"viz: expected a Value, Var or Tensor, got {type(root).__name__}")
+    nodes = topological_order(root)
+    index = {id(n): i for i, n in enumerate(nodes)}
+    return nodes, [(index[id(x)], i) for i, n in enumerate(nodes) for x in n._prev]
+
+
+def _tensor_graph(root: Tensor) -> tuple[list, list[tuple[int, int]]]:
+    n = root._node
+    if type(n) is not Node or n.next is None:  # a leaf, a constant or a released graph
+        return [root], []
+    keys = _toposort([root])[::-1]  # inputs first, root last
+    tensor_of: dict[Any, Tensor] = {n: root}
+    for k in keys:
+        if type(k) is Node:
+            tensor_of.update((e, x) for e, x in zip(k.next, k.inputs) if e is not None)
+        else:
+            tensor_of[k] = k  # a leaf is its own key
     nodes: list = []
+    index: dict[Any, int] = {}  # each key's box
+    const: dict[int, int] = {}  # each constant's box (by id: a constant has no key)
     edges: list[tuple[int, int]] = []
-    pushed = {id(root)}
-    stack = [(root, _inputs_of(root), 0)]
-    while stack:
-        node, inputs, i = stack[-1]
-        # Skip inputs already pushed: in a DAG they are finished before this node is.
-        while i < len(inputs) and id(inputs[i]) in pushed:
-            i += 1
-        if i < len(inputs):
-            stack[-1] = (node, inputs, i + 1)
-            child = inputs[i]
-            pushed.add(id(child))
-            stack.append((child, _inputs_of(child), 0))
-            continue
-        stack.pop()
-        index[id(node)] = len(nodes)
-        nodes.append(node)
-        edges.extend((index[id(x)], index[id(node)]) for x in inputs)
+    for k in keys:
+        if type(k) is Node:
+            for e, x in zip(k.next, k.inputs):
+                if e is None and id(x) not in const:  # a constant: a box before its consumer
+                    const[id(x)] = len(nodes)
+                    nodes.append(x)
+        index[k] = me = len(nodes)
+        nodes.append(tensor_of[k])
+        if type(k) is Node:
+            edges.extend((const[id(x)] if e is None else index[e], me) for e, x in zip(k.next, k.inputs))
     return nodes, edges
 
 
@@ -140,6 +150,28 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _render_dot(name: str, rankdir: str, node_style: str, boxes: Sequence[tuple[str, str]],
+               arrows: Sequence[tuple[int, int, str]]) -> str:
+    """DOT source: the one renderer of ``to_dot`` and ``Explanation.to_dot``. ``boxes`` are
+    (label, extra attributes such as ``', color=red'``) numbered n0, n1, ... in order;
+    ``arrows`` are (from, to, attributes, or "" for none).
+
+    >>> print(_render_dot("g", "LR", "shape=box", [("a", ""), ('say "b"', ", color=red")], [(0, 1, "")]), end="")
+    digraph g {
+      rankdir=LR;
+      node [shape=box];
+      n0 [label="a"];
+      n1 [label="say \\"b\\"", color=red];
+      n0 -> n1;
+    }
+    """
+    out = [f"digraph {name} {{", f"  rankdir={rankdir};", f"  node [{node_style}];"]
+    out.extend(f"  n{i} [label={_quote(label)}{attrs}];" for i, (label, attrs) in enumerate(boxes))
+    out.extend(f"  n{a} -> n{b}{f' [{attrs}]' if attrs else ''};" for a, b, attrs in arrows)
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
 def to_dot(root: Any, rankdir: str = "auto") -> str:
     """DOT source (a ``digraph``) for the graph behind ``root``: one box per node with
     its operation and value (or shape and values), one arrow per input.
@@ -158,16 +190,10 @@ def to_dot(root: Any, rankdir: str = "auto") -> str:
     nodes, edges = _walk(root)
     if rankdir == "auto":
         rankdir = _orientation(len(nodes), edges)
-    out = ["digraph duograd {",
-           f"  rankdir={rankdir};",
-           '  node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10];']
     last = len(nodes) - 1
-    for i, node in enumerate(nodes):
-        colour = _COLOURS[_kind(node, i == last)]
-        out.append(f'  n{i} [label={_quote(_label(node))}, fillcolor="{colour}"];')
-    out.extend(f"  n{a} -> n{b};" for a, b in edges)
-    out.append("}")
-    return "\n".join(out) + "\n"
+    boxes = [(_label(node), f', fillcolor="{_COLOURS[_kind(node, i == last)]}"') for i, node in enumerate(nodes)]
+    return _render_dot("duograd", rankdir, 'shape=box, style="rounded,filled", fontname="Helvetica", fontsize=10',
+                      boxes, [(a, b, "") for a, b in edges])
 
 
 def _orientation(n: int, edges: Sequence[tuple[int, int]]) -> str:
@@ -199,10 +225,16 @@ def draw(root: Any, path: str | os.PathLike, engine: str = "auto") -> str:
     """
     if engine not in ("auto", "dot", "matplotlib"):
         raise ValueError(f"draw: engine must be 'auto', 'dot' or 'matplotlib', got {engine!r}")
+    return _write_png(to_dot(root), path, lambda png: _draw_matplotlib(root, png), engine)
+
+
+def _write_png(source: str, path: str | os.PathLike, fallback: Any, engine: str = "auto") -> str:
+    """Write ``source`` (DOT) beside ``path`` (suffix ``.dot``) and the PNG at ``path``: with
+    Graphviz's ``dot`` (``engine`` "auto" or "dot") or ``fallback(png)`` (matplotlib); the
+    one writer of ``draw`` and ``Explanation.draw``. Returns the PNG's path."""
     png = os.fspath(path)
     dot_path = os.path.splitext(png)[0] + ".dot"
     os.makedirs(os.path.dirname(os.path.abspath(png)), exist_ok=True)
-    source = to_dot(root)
     with open(dot_path, "w", encoding="utf-8") as f:
         f.write(source)
 
@@ -217,7 +249,7 @@ def draw(root: Any, path: str | os.PathLike, engine: str = "auto") -> str:
             return png
         if engine == "dot":
             raise RuntimeError(f"draw: `dot` failed ({run.returncode}): {run.stderr.strip()}")
-    _draw_matplotlib(root, png)
+    fallback(png)
     return png
 
 

@@ -26,6 +26,7 @@ from ..elementwise import expm1_p
 from ..ops import (_selector, detach_p, exp_p, greater_p, relu_p, sigmoid_p, softmax,
                    softplus_p, tanh_p, where_p)
 from .._tensor import Tensor, _lift_all
+from ..shapes import dim_index
 
 _SQRT_HALF = math.sqrt(0.5)
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
@@ -413,9 +414,7 @@ def glu(x: Any, dim: int = -1) -> Tensor:
     x = _t(x, "glu")
     if x.ndim == 0:
         raise RuntimeError("glu: does not support scalars (0-dimensional tensors)")
-    if not -x.ndim <= dim < x.ndim:
-        raise IndexError(f"glu: dim {dim} is out of range for a tensor of shape {x.shape}")
-    dim %= x.ndim
+    dim = dim_index(dim, x.ndim, "glu", x.shape)
     n = x.shape[dim]
     if n % 2:
         raise RuntimeError(f"glu: halving dimension {dim} of a tensor of shape {x.shape} needs "

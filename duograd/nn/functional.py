@@ -16,6 +16,7 @@ import numpy as np
 
 from ..ops import _log_softmax, _mT as _swap_last, getitem_p, log_softmax, matmul_p, maximum, softmax, softplus_p, transpose_p, where
 from .._tensor import Tensor, _as_tensor, _derive, _wrap, tensor
+from ..shapes import dim_index
 from ..autograd import no_grad as _no_grad
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
@@ -633,9 +634,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     """
     x1, x2 = _as_tensor(x1), _as_tensor(x2)
     shape = np.broadcast_shapes(x1.shape, x2.shape)
-    if not -len(shape) <= dim < max(len(shape), 1):
-        raise IndexError(f"cosine_similarity: dim {dim} is out of range for shapes "
-                         f"{x1.shape} and {x2.shape}")
+    dim_index(dim, len(shape), "cosine_similarity", shape)  # the broadcast shape's dims
     if x1.shape != shape:
         x1 = x1.broadcast_to(shape)
     if x2.shape != shape:

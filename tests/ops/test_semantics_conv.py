@@ -10,6 +10,7 @@ import pytest
 
 import duograd as dg
 from duograd import conv as C
+from duograd import indexing as I
 from duograd.nn import functional as F
 from conv_reference import fold_loop, unfold_loop
 
@@ -44,13 +45,16 @@ def test_im2col_and_col2im_are_adjoint_and_both_paths_agree(kernel, stride, dila
         assert np.isclose(np.sum(cols * y), np.sum(x * back), rtol=1e-12)
 
 
-def test_take_and_put_along_are_adjoint():
+def test_gather_and_scatter_add_along_are_adjoint():
+    # the pair max-pooling's rules use (one index per line, the fast path) and with repeats
     rng = np.random.default_rng(1)
-    x, g = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 1, 4))
-    index = dg.tensor(rng.integers(0, 5, (2, 3, 1, 4)))
-    taken = C.take_along_p(dg.tensor(x), index, axis=2).detach().numpy()
-    put = C.put_along_p(dg.tensor(g), index, axis=2, size=5, assign=False).detach().numpy()
-    assert np.isclose(np.sum(taken * g), np.sum(x * put), rtol=1e-12)
+    x = rng.standard_normal((2, 3, 5, 4))
+    for m in (1, 3):
+        g = rng.standard_normal((2, 3, m, 4))
+        index = dg.tensor(rng.integers(0, 5, (2, 3, m, 4)))
+        taken = I.gather_p(dg.tensor(x), index, axis=2).detach().numpy()
+        put = I.scatter_add_along_p(dg.tensor(g), index, axis=2, shape=x.shape).detach().numpy()
+        assert np.isclose(np.sum(taken * g), np.sum(x * put), rtol=1e-12)
 
 
 def test_conv_input_gradient_is_a_transposed_conv_and_weight_gradient_a_conv():
