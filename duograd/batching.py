@@ -463,28 +463,38 @@ def _merged(op: Primitive, shape_kw: str | None = None) -> Callable:
 
 
 def _along_rule(op: Primitive) -> Callable:
-    """take_along / put_along: the value and the index at the same rank (a shared one gets
-    a length-1 batch dimension), the axis shifted."""
+    """gather / scatter_add_along / scatter_along (indexing's rows along one axis): the
+    value and the index at the same rank (a shared one gets a length-1 batch dimension,
+    which the index then broadcasts over as the batch's), the axis shifted, and a
+    scatter's ``shape`` given the batch dimension."""
     def rule(args, dims, axis, **kw):
+        b = next(a.shape[0] for a, d in zip(args, dims) if d is not None)
         vals = []
         for a, d in zip(args, dims):
             vals.append(a if d is not None else ops.reshape_p(a, shape=(1,) + tuple(a.shape)))
         nd = vals[0].ndim - 1
         if vals[1].ndim - 1 != nd:
             raise NotImplementedError
+        if "shape" in kw:  # a scatter writes into a batch of outputs
+            kw = dict(kw, shape=(b,) + tuple(kw["shape"]))
+            vals = [ops.broadcast_to_p(v, shape=(b,) + tuple(v.shape[1:])) if v.shape[0] != b
+                    else v for v in vals]
+        elif vals[1].shape[0] != vals[0].shape[0]:  # gather: both batched alike
+            m = max(vals[0].shape[0], vals[1].shape[0])
+            vals = [ops.broadcast_to_p(v, shape=(m,) + tuple(v.shape[1:])) for v in vals]
         return op(*vals, axis=axis % nd + 1, **kw), 0
     return rule
 
 
 def _install_conv_rules() -> None:
-    from . import conv
+    from . import conv, indexing
     conv.im2col_p.batch = _merged(conv.im2col_p)
     conv.col2im_p.batch = _merged(conv.col2im_p, "shape")
     conv.pad_p.batch = unary_rule(conv.pad_p)   # pads the last axes: the batch stays in front
     conv.window_max_p.batch = axis_rule(conv.window_max_p)
     conv.window_argmax_p.batch = axis_rule(conv.window_argmax_p)
-    conv.take_along_p.batch = _along_rule(conv.take_along_p)
-    conv.put_along_p.batch = _along_rule(conv.put_along_p)
+    for op in (indexing.gather_p, indexing.scatter_add_along_p, indexing.scatter_along_p):
+        op.batch = _along_rule(op)
 
 
 _install_conv_rules()
