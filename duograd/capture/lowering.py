@@ -70,6 +70,18 @@ class Builder:
                 self.by_array[id(leaf)] = s
                 self.arg_slots.append((s, False))
 
+    def check_not_a_view(self, old: int, t: Tensor, e: Any) -> None:
+        """An in-place write ``e`` into ``t`` (a constant of the step, slot ``old``) must not
+        write through memory another constant shares: a replay cannot follow a view."""
+        arr = t._data
+        for k in self.const:
+            if k != old and isinstance(self.values[k], np.ndarray) and \
+                    np.shares_memory(self.values[k], arr):
+                raise RuntimeError(
+                    f"dg.compile: {e.what} at {e.line} writes into a tensor made in the step "
+                    "that shares memory with another (a view), which a replay cannot "
+                    "follow; write into a clone() or outside the compiled function")
+
     def new_slot(self, value: Any = None, const: bool = False) -> int:
         self.values.append(value)
         if const:
@@ -367,14 +379,7 @@ class Builder:
         if not external and (arg is None or arg[0] != "arg") and old in self.const:
             if e.before is not None:
                 self.values[old] = e.before  # what the reads before the write saw
-            arr = t._data
-            for k in self.const:
-                if k != old and isinstance(self.values[k], np.ndarray) and \
-                        np.shares_memory(self.values[k], arr):
-                    raise RuntimeError(
-                        f"dg.compile: {e.what} at {e.line} writes into a tensor made in the step "
-                        "that shares memory with another (a view), which a replay cannot "
-                        "follow; write into a clone() or outside the compiled function")
+            self.check_not_a_view(old, t, e)
             if v._data.dtype != t._data.dtype:
                 o = self.new_slot()
                 self.code.append(new((CALL1, functools.partial(_cast_to, dtype=t._data.dtype), s,

@@ -437,14 +437,7 @@ class XlaBuilder(Builder):
             # lowering.Builder.write_in_place), with its checks
             if e.before is not None:
                 self.values[old] = e.before
-            arr = t._data
-            for k in self.const:
-                if k != old and isinstance(self.values[k], np.ndarray) and \
-                        np.shares_memory(self.values[k], arr):
-                    raise RuntimeError(
-                        f"dg.compile: {e.what} at {e.line} writes into a tensor made in the step "
-                        "that shares memory with another (a view), which a replay cannot "
-                        "follow; write into a clone() or outside the compiled function")
+            self.check_not_a_view(old, t, e)
             if v._data.dtype != t._data.dtype:
                 o = self.new_slot()
                 self._effect(XEffect("cast", a=s, dtype=t._data.dtype), [s], o, e.what, "kernel")
