@@ -80,6 +80,32 @@ def _is_plain(xs: Sequence[Any]) -> bool:
     return all(isinstance(x, Tensor) for x in xs)
 
 
+def _flatten_args(args: tuple, nums: tuple, fn: str) -> tuple[list, list, list]:
+    """The Tensors of the arguments at ``nums`` (each a Tensor or a pytree of them), in
+    order, with each argument's tree structure and its number of leaves."""
+    flat, specs, counts = [], [], []
+    for n in nums:
+        leaves, spec = _flatten(args[n])
+        for leaf in leaves:
+            if not isinstance(leaf, Tensor):
+                raise RuntimeError(f"{fn}: the argument at argnums {n} must be a Tensor or a "
+                                   f"pytree of Tensors; it holds a {type(leaf).__name__}")
+        flat += leaves
+        specs.append(spec)
+        counts.append(len(leaves))
+    return flat, specs, counts
+
+
+def _unflatten_args(args: tuple, nums: tuple, specs: list, counts: list, leaves: tuple) -> list:
+    """``args`` with the arguments at ``nums`` rebuilt from ``leaves`` (``_flatten_args``'s
+    inverse)."""
+    full, at = list(args), 0
+    for n, spec, c in zip(nums, specs, counts):
+        full[n] = _unflatten(leaves[at:at + c], spec)
+        at += c
+    return full
+
+
 def tree_transforms(grad_t: Callable, value_and_grad_t: Callable, vjp_t: Callable,
                     jvp_t: Callable) -> tuple[Callable, ...]:
     """``func``'s Tensor transforms given torch's pytree arguments, ``has_aux`` and keyword
@@ -105,24 +131,11 @@ def tree_transforms(grad_t: Callable, value_and_grad_t: Callable, vjp_t: Callabl
             nums = tuple(n % nargs for n in nums)
             if not has_aux and not kwargs and _is_plain([args[n] for n in nums]):
                 return value_and_grad_t(func, argnums)(*args)
-            flat, specs, counts = [], [], []
-            for n in nums:
-                leaves, spec = _flatten(args[n])
-                for leaf in leaves:
-                    if not isinstance(leaf, Tensor):
-                        raise RuntimeError(f"grad: the argument at argnums {n} must be a Tensor or "
-                                           f"a pytree of Tensors; it holds a {type(leaf).__name__}")
-                flat += leaves
-                specs.append(spec)
-                counts.append(len(leaves))
+            flat, specs, counts = _flatten_args(args, nums, "grad")
             aux: list = []
 
             def on_leaves(*leaves: Tensor) -> Tensor:
-                full, at = list(args), 0
-                for n, spec, c in zip(nums, specs, counts):
-                    full[n] = _unflatten(leaves[at:at + c], spec)
-                    at += c
-                out = func(*full, **kwargs)
+                out = func(*_unflatten_args(args, nums, specs, counts, leaves), **kwargs)
                 if has_aux:
                     if not (isinstance(out, tuple) and len(out) == 2):
                         raise RuntimeError("grad_and_value(f)(*args): output of function f should be "
@@ -476,25 +489,11 @@ def tree_jacobians(jacrev_t: Callable, jacfwd_t: Callable) -> tuple[Callable, Ca
                 nums = tuple(n % nargs for n in nums)
                 if _is_plain([args[n] for n in nums]):
                     return jac_t(func, argnums, *targs, **tkw)(*args)
-                flat, specs, counts = [], [], []
-                for n in nums:
-                    leaves, spec = _flatten(args[n])
-                    for leaf in leaves:
-                        if not isinstance(leaf, Tensor):
-                            raise RuntimeError(f"{fn_name}: the argument at argnums {n} must be a "
-                                               f"Tensor or a pytree of Tensors; it holds a "
-                                               f"{type(leaf).__name__}")
-                    flat += leaves
-                    specs.append(spec)
-                    counts.append(len(leaves))
+                flat, specs, counts = _flatten_args(args, nums, fn_name)
                 out_spec: list = []
 
                 def on_leaves(*leaves: Tensor) -> Any:
-                    full, at = list(args), 0
-                    for n, spec, c in zip(nums, specs, counts):
-                        full[n] = _unflatten(leaves[at:at + c], spec)
-                        at += c
-                    res = func(*full)
+                    res = func(*_unflatten_args(args, nums, specs, counts, leaves))
                     out, aux = res if has_aux and isinstance(res, tuple) and len(res) == 2 \
                         else (res, None)
                     if has_aux and not (isinstance(res, tuple) and len(res) == 2):
