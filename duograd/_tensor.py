@@ -5,9 +5,9 @@ constructor (``_wrap``), the conversion of operands, and the creation functions.
 imports nothing else from duograd but ``_context``, ``_node`` and ``_versions``, whose listeners it tells of what
 happens outside primitives (Tensors made from data, arrays derived from an argument,
 random draws, writes to ``.grad`` and ``.data``, reads of a value into Python). The operators and methods (``+``, ``exp``,
-``sum``, ``backward``, ...) call the primitives of ``ops.py`` and are bound onto the
-class by ``methods.py``, the way JAX binds its array methods, so the reading order
-``shapes -> _tensor -> autograd -> ops -> methods`` has no back-references.
+``sum``, ``backward``, ...) call the primitives of ``rows/`` through ``ops.py`` and are bound
+onto the class by ``methods.py``, the way JAX binds its array methods, so the reading order
+``shapes -> _tensor -> autograd -> rows -> ops -> methods`` has no back-references.
 
 How a Tensor is made, one way for each purpose:
 

@@ -1,8 +1,8 @@
 """torch's functions and Tensor methods that are compositions of the op rows.
 
 Each public function here has torch's name, parameter names, positional order and result
-(dtype, shape, named tuple); the arithmetic is done by the primitives of ``ops.py``,
-``elementwise.py``, ``indexing.py`` and ``linalg.py``, so every differentiable name gets its
+(dtype, shape, named tuple); the arithmetic is done by the primitives of ``duograd/rows/``
+(through ``ops.py``, ``elementwise.py``, ``indexing.py`` and ``linalg.py``), so every differentiable name gets its
 gradient (and its second order, and its JVP) from the rows it is made of. The few that
 torch does not differentiate (``bincount``, ``histc``, ``bucketize``, ``searchsorted``,
 ``heaviside``, ``signbit``) are selectors without history.

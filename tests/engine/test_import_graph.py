@@ -107,12 +107,38 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_the_engine_reads_in_one_order():
-    """shapes -> tensor -> autograd -> ops -> methods: each imports only earlier ones."""
+    """shapes -> tensor -> autograd -> rows -> ops -> methods: each imports only earlier ones."""
     graph = import_graph()
-    order = ["duograd.shapes", "duograd._tensor", "duograd.autograd", "duograd.ops", "duograd.methods"]
+    order = ["duograd.shapes", "duograd._tensor", "duograd.autograd", "duograd.rows", "duograd.ops",
+             "duograd.methods"]
     for i, mod in enumerate(order):
         later = set(order[i + 1:]) | {"duograd"}
         assert not graph[mod] & later, f"{mod} imports {sorted(graph[mod] & later)}"
+
+
+def _reach(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` loads, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for nxt in graph[todo.pop()]:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def test_the_rows_sit_below_the_public_layer():
+    """No module of ``duograd.rows`` (the op table's rows) loads, even through another
+    module, the public layer above it (``ops``, ``methods``, the package's ``__init__``) or
+    any module that does; ``ops`` loads the rows."""
+    graph = import_graph()
+    rows = sorted(m for m in graph if m == "duograd.rows" or m.startswith("duograd.rows."))
+    assert "duograd.rows.core" in rows and "duograd.rows.core" in graph["duograd.ops"]
+    above = {"duograd", "duograd.ops", "duograd.methods"}
+    for mod in rows:
+        reach = _reach(graph, mod)
+        bad = sorted(m for m in reach if m in above or "duograd.ops" in _reach(graph, m))
+        assert not bad, f"{mod} loads the layer above the rows: {bad}"
 
 
 def test_the_cycle_finder_finds_a_planted_cycle():
