@@ -2,7 +2,8 @@
 ``any``, ``cumprod``, ``cummax``/``cummin``, ``logcumsumexp``, ``sort``, ``argsort``, ``topk``,
 ``kthvalue``, ``median``, ``mode``, ``unique``.
 
-Three primitives are new:
+Three primitives are new (their rows, with the selectors', are in
+``duograd/rows/reductions.py`` and re-exported here):
 
 - ``cumprod_p``: its adjoint at a zero is where a division ``out / x`` would fail, so the
   rule never divides. For an axis of length n it builds the (n, n) products of the elements
@@ -32,102 +33,18 @@ import numpy as np
 
 from . import return_types
 from .autograd import Primitive
-from .indexing import _move_from_end, _move_to_end, gather_p
+from .indexing import gather_p
 from .shapes import dim_index
 from . import ops
-from .ops import concatenate_p, exp_p, getitem_p, reshape_p, row_max_p, sum_p, where_p
+from .ops import getitem_p, reshape_p, sum_p
 from ._tensor import Tensor
+# The rows, every one re-exported (rows/reductions.py).
+from .rows.reductions import (  # noqa: F401
+    cumprod_p, prod_p, logcumsumexp_p, all_p, any_p, sort_indices_p, cum_extremum_indices_p,
+    mode_indices_p, unique_p,
+    _along, _unsqueeze)
 
-# ====================================================================== helpers
-
-
-def _along(axis: int, ndim: int, i: Any) -> tuple:
-    return (slice(None),) * axis + (i,) + (slice(None),) * (ndim - axis - 1)
-
-
-def _flip(x: Tensor, axis: int) -> Tensor:
-    return getitem_p(x, index=_along(axis, x.ndim, slice(None, None, -1)), basic=True)
-
-
-def _shift_in_ones(x: Tensor, axis: int) -> Tensor:
-    """x moved one place along ``axis``: a 1 comes in first, the last element drops out."""
-    n = x.shape[axis]
-    head = ops.ones_like_p(getitem_p(x, index=_along(axis, x.ndim, slice(0, 1)), basic=True))
-    body = getitem_p(x, index=_along(axis, x.ndim, slice(0, n - 1)), basic=True)
-    return concatenate_p(head, body, axis=axis)
-
-
-def _exclusive_left(x: Tensor, axis: int) -> Tensor:
-    """prod_{j < i} x_j along ``axis`` (1 for the first)."""
-    return cumprod_p(_shift_in_ones(x, axis), axis=axis)
-
-
-def _unsqueeze(x: Tensor, axis: int) -> Tensor:
-    return reshape_p(x, shape=x.shape[:axis] + (1,) + x.shape[axis:])
-
-# ====================================================================== cumprod
-
-
-def _between(x: Tensor) -> Tensor:
-    """For x's last axis of length n: M[..., i, k] = prod_{i < j <= k} x_j for k >= i, else 0."""
-    n = x.shape[-1]
-    later = np.triu(np.ones((n, n), dtype=bool), 1)         # j > i
-    reach = np.triu(np.ones((n, n), dtype=bool))            # k >= i
-    rows = where_p(later, _unsqueeze(x, x.ndim - 1), 1.0)    # row i: x_j where j > i, else 1
-    return where_p(reach, cumprod_p(rows, axis=rows.ndim - 1), 0.0)
-
-
-def _cumprod_vjp(g: Tensor, out: Tensor, x: Tensor, axis: int) -> Tensor:
-    # d out_k / d x_i = prod_{j < i} x_j * prod_{i < j <= k} x_j for i <= k: no division, so a
-    # zero anywhere is exact (as torch).
-    if x.ndim == 0:
-        return g
-    xl, gl = _move_to_end(x, axis), _move_to_end(g, axis)
-    inner = sum_p(_between(xl) * _unsqueeze(gl, gl.ndim - 1), axis=(xl.ndim,), keepdims=False)
-    return _move_from_end(_exclusive_left(xl, xl.ndim - 1) * inner, axis)
-
-
-def _cumprod_jvp(t: Tensor, out: Tensor, x: Tensor, axis: int) -> Tensor:
-    if x.ndim == 0:
-        return t
-    xl, tl = _move_to_end(x, axis), _move_to_end(t, axis)
-    weighted = _exclusive_left(xl, xl.ndim - 1) * tl
-    return _move_from_end(sum_p(_between(xl) * ops.unsqueeze(weighted, -1), axis=(xl.ndim - 1,),
-                                keepdims=False), axis)
-
-
-cumprod_p = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis) if x.ndim else x.copy(),
-                      vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,))
-
-# ====================================================================== prod
-
-
-def _others(x: Tensor, axis: int) -> Tensor:
-    """prod_{j != i} x_j along ``axis``: exclusive products from both ends, no division."""
-    return _exclusive_left(x, axis) * _flip(_exclusive_left(_flip(x, axis), axis), axis)
-
-
-def _prod_vjp(g: Tensor, out: Tensor, x: Tensor, axis: int, keepdims: bool) -> Tensor:
-    # NOTE: the gradient is the product of the other elements (0 at every place of a row with
-    # two zeros, the product of the rest at a lone zero), as torch.
-    if x.ndim == 0 or x.shape[axis] == 0:
-        return ops.zeros_like_p(x) + (g if x.ndim == 0 else 0.0)
-    if not keepdims:
-        g = _unsqueeze(g, axis)
-    return g * _others(x, axis)
-
-
-def _prod_jvp(t: Tensor, out: Tensor, x: Tensor, axis: int, keepdims: bool) -> Tensor:
-    if x.ndim == 0:
-        return t
-    if x.shape[axis] == 0:
-        return ops.zeros_like_p(out)
-    return sum_p(t * _others(x, axis), axis=(axis,), keepdims=keepdims)
-
-
-prod_p = Primitive("prod", lambda x, axis, keepdims:
-                   np.prod(x, axis=axis, keepdims=keepdims) if x.ndim else x.copy(),
-                   vjp=(_prod_vjp,), jvp=(_prod_jvp,))
+# ====================================================================== prod, cumprod
 
 
 def prod(x: Tensor, dim: int | None = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
@@ -159,34 +76,6 @@ def cumprod(x: Tensor, dim: int, *, dtype: Any = None) -> Tensor:
 # ====================================================================== logcumsumexp
 
 
-def _logcumsumexp_fwd(x: np.ndarray, axis: int) -> np.ndarray:
-    if x.ndim == 0:
-        return x.copy()
-    return np.logaddexp.accumulate(x, axis=axis)
-
-
-def _logcumsumexp_vjp(g: Tensor, out: Tensor, x: Tensor, axis: int) -> Tensor:
-    # d out_k / d x_i = exp(x_i - out_k) for i <= k: a running sum from the other end of
-    # g_k exp(-out_k), times exp(x_i), both shifted by the max of x (held constant) so that
-    # neither overflows for large x.
-    if x.ndim == 0:
-        return g
-    m = row_max_p(x, axis=(axis,))
-    tail = _flip(ops.cumsum_p(_flip(g * exp_p(m - out), axis), axis=axis), axis)
-    return exp_p(x - m) * tail
-
-
-def _logcumsumexp_jvp(t: Tensor, out: Tensor, x: Tensor, axis: int) -> Tensor:
-    if x.ndim == 0:
-        return t
-    m = row_max_p(x, axis=(axis,))
-    return ops.cumsum_p(t * exp_p(x - m), axis=axis) * exp_p(m - out)
-
-
-logcumsumexp_p = Primitive("logcumsumexp", _logcumsumexp_fwd, vjp=(_logcumsumexp_vjp,),
-                           jvp=(_logcumsumexp_jvp,))
-
-
 def logcumsumexp(x: Tensor, dim: int) -> Tensor:
     """``log(cumsum(exp(x)))`` along ``dim``, without overflow.
 
@@ -197,16 +86,6 @@ def logcumsumexp(x: Tensor, dim: int) -> Tensor:
     return logcumsumexp_p(x, axis=dim_index(dim, x.ndim, "logcumsumexp", x.shape) if x.ndim else 0)
 
 # ====================================================================== all, any
-
-
-def _logical(reduce: Any) -> Any:
-    def fwd(x: np.ndarray, axis: Any, keepdims: bool) -> np.ndarray:
-        return np.asarray(reduce(x != 0, axis=axis, keepdims=keepdims))
-    return fwd
-
-
-all_p = Primitive("all", _logical(np.all), differentiable=False)
-any_p = Primitive("any", _logical(np.any), differentiable=False)
 
 
 def _bool_reduce(p: Primitive, x: Tensor, dim: Any, keepdim: bool, op: str) -> Tensor:
@@ -238,72 +117,6 @@ def any(x: Tensor, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A
     True
     """
     return _bool_reduce(any_p, x, dim, keepdim, "any")
-
-# ====================================================================== the index selectors
-
-
-def _sort_indices(x: np.ndarray, axis: int, descending: bool) -> np.ndarray:
-    if x.ndim == 0:
-        return np.zeros((), np.int64)
-    key = x
-    if descending:
-        key = x.astype(np.int64) if x.dtype == bool else x
-        # Stable in both directions, as torch's stable sort; NaN counts as the largest.
-        key = np.where(np.isnan(key), -np.inf, -key) if key.dtype.kind == "f" else -key
-    return np.argsort(key, axis=axis, kind="stable").astype(np.int64)
-
-
-sort_indices_p = Primitive("sort_indices", _sort_indices, differentiable=False)
-
-
-def _cum_extremum_indices(x: np.ndarray, axis: int, larger: bool) -> np.ndarray:
-    if x.ndim == 0:
-        return np.zeros((), np.int64)
-    xl = np.moveaxis(x, axis, -1)
-    idx = np.zeros(xl.shape, np.int64)
-    if xl.shape[-1]:
-        best = xl[..., 0].copy()
-        cur = np.zeros(best.shape, np.int64)
-        for k in range(xl.shape[-1]):
-            v = xl[..., k]
-            # NOTE: a tie moves the index to the later element, as torch's cummax/cummin.
-            take = (v >= best if larger else v <= best) | np.isnan(v)
-            take &= ~np.isnan(best) | np.isnan(v)
-            best = np.where(take, v, best)
-            cur = np.where(take, k, cur)
-            idx[..., k] = cur
-    return np.moveaxis(idx, -1, axis)
-
-
-cum_extremum_indices_p = Primitive("cum_extremum_indices", _cum_extremum_indices, differentiable=False)
-
-
-def _mode_indices(x: np.ndarray, axis: int) -> np.ndarray:
-    if x.ndim == 0:
-        return np.zeros((), np.int64)
-    xl = np.moveaxis(x, axis, -1)
-    rows = xl.reshape(-1, xl.shape[-1])
-    out = np.zeros(rows.shape[0], np.int64)
-    for r, row in enumerate(rows):
-        vals, counts = np.unique(row, return_counts=True)
-        v = vals[np.argmax(counts)]             # the smallest of the most frequent values
-        out[r] = np.flatnonzero(row == v)[-1]   # its last place, as torch
-    return out.reshape(xl.shape[:-1])
-
-
-mode_indices_p = Primitive("mode_indices", _mode_indices, differentiable=False)
-
-
-def _unique(x: np.ndarray, which: str, axis: Any) -> np.ndarray:
-    vals, inverse, counts = np.unique(x, return_inverse=True, return_counts=True, axis=axis)
-    if which == "values":
-        return vals
-    if which == "inverse":
-        return inverse.astype(np.int64).reshape(x.shape if axis is None else (x.shape[axis],))
-    return counts.astype(np.int64)
-
-
-unique_p = Primitive("unique", _unique, differentiable=False)
 
 # ====================================================================== picking
 
