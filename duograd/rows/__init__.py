@@ -7,7 +7,23 @@ are in ``duograd/ops.py`` (and the other public modules), which import from here
 module of this package imports them (``tests/engine/test_import_graph.py`` checks it).
 
 - ``core``: the core table (selectors, elementwise arithmetic, reductions, shape, indexing,
-  joins, matmul and linear).
+  joins, matmul and linear); public layer ``ops.py``.
+- ``elementwise``: trigonometric, exponential, rounding, tests and logic; ``elementwise.py``.
+- ``indexing``: the gather/scatter pair along an axis, scatter_reduce's rows, nonzero;
+  ``indexing.py``.
+- ``reductions``: cumprod, prod, logcumsumexp, all/any and the sorting selectors;
+  ``reductions.py``.
+- ``conv``: im2col/col2im, the pooling windows, pad; ``conv.py``.
+- ``linalg``: einsum and the p-norm; ``linalg.py``.
+- ``distributions``: the gamma family, the solves and Cholesky, the samplers' implicit
+  rules; ``distributions/_ops.py``.
+- ``special``: the Bessel functions, erfcx, ndtri, log_ndtr, entr, zeta, gammaincc;
+  ``special.py``.
+
+Each public module re-exports its family's rows, so ``from duograd.ops import add_p`` and
+``duograd.elementwise.tan_p`` keep working; this package re-exports the core table's rows
+(a family's rows are read from its module: ``duograd.rows.elementwise.sign_p``, the public
+differentiable sign, is not the core table's selector ``sign_p``).
 
 >>> from duograd.rows import add_p
 >>> import duograd as dg
