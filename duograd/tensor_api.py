@@ -29,7 +29,12 @@ import numpy as np
 from . import _context as _ctx, _tensor, elementwise as ew, indexing, inplace, linalg, ops, return_types
 from ._tensor import Tensor, _as_tensor, _lift_all, _wrap
 from .shapes import dim_index
-from .autograd import ELEMENTWISE, Primitive, no_grad
+from .autograd import Primitive, no_grad
+# The rows, every one re-exported (rows/tensor_api.py).
+from .rows.tensor_api import (  # noqa: F401
+    signbit_p, heaviside_p, fmax_p, fmin_p, bincount_p, bincount_w_p, histc_p, search_p,
+    _inverse_p, _logdet_p,
+    _first_wins, _fmax_x, _fmin_x, _histc, _inverse_fwd, _logdet_fwd, _search)
 
 _bool, _int, _float = builtins.bool, builtins.int, builtins.float
 
@@ -239,9 +244,6 @@ def sgn(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
     return _out(ew.sign_p(_t(input, "sgn")), out, "sgn")
 
 
-signbit_p = ops._selector("signbit", np.signbit)
-
-
 def signbit(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
     """Whether the sign bit is set (``-0.0`` included): a bool tensor, as ``torch.signbit``.
 
@@ -270,9 +272,6 @@ def rad2deg(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
     180.0
     """
     return _out(ops.mul_p(_float_of(_t(input, "rad2deg")), 180.0 / math.pi), out, "rad2deg")
-
-
-heaviside_p = ops._selector("heaviside", lambda x, v: np.heaviside(x, v).astype(np.result_type(x, v)))
 
 
 def heaviside(input: Any, values: Any, *, out: Any = None) -> Tensor:  # noqa: A002
@@ -310,23 +309,6 @@ def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A002
     array([-1.,  0.])
     """
     return ops.clip(_t(input, "clamp_max"), None, max)
-
-
-def _first_wins(cmp: Primitive) -> Any:
-    """Where fmax/fmin's result is its first input: ``cmp(x, y)`` (ties included) or y NaN."""
-    def wins(x: Tensor, y: Tensor) -> Tensor:
-        return ew.logical_or_p(cmp(x, y), ew.isnan_p(y))
-    return wins
-
-
-# NOTE: at a tie the whole gradient goes to the first input, as torch's fmax/fmin.
-_fmax_x, _fmin_x = _first_wins(ops.greater_equal_p), _first_wins(ops.less_equal_p)
-fmax_p = Primitive("fmax", np.fmax, vjp=(lambda g, out, x, y: ops.where_p(_fmax_x(x, y), g, 0.0),
-                                         lambda g, out, x, y: ops.where_p(_fmax_x(x, y), 0.0, g)),
-                   jvp=ELEMENTWISE)
-fmin_p = Primitive("fmin", np.fmin, vjp=(lambda g, out, x, y: ops.where_p(_fmin_x(x, y), g, 0.0),
-                                         lambda g, out, x, y: ops.where_p(_fmin_x(x, y), 0.0, g)),
-                   jvp=ELEMENTWISE)
 
 
 def fmax(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
@@ -930,12 +912,6 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
 # ====================================================================== counting and searching
 
 
-bincount_p = ops._selector("bincount", lambda x, minlength: np.bincount(x, minlength=minlength))
-# the weights' dtype for both operands (a primitive promotes them); the counts read back as ints
-bincount_w_p = ops._selector("bincount_weighted", lambda x, w, minlength: np.bincount(
-    x.astype(np.int64), weights=w, minlength=minlength).astype(w.dtype))
-
-
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each value 0..max occurs in a 1-D non-negative integer tensor (summing
     ``weights`` instead when given), as ``torch.bincount``; no gradient, as torch.
@@ -964,20 +940,6 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # 
     return bincount_w_p(ops.astype(x, w.dtype), w, minlength=_int(minlength))
 
 
-def _histc(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:
-    if lo == hi and x.size:
-        lo, hi = _float(x.min()), _float(x.max())
-    if lo == hi:
-        lo, hi = lo - 1, hi + 1
-    keep = x[(x >= lo) & (x <= hi)]
-    idx = np.floor((keep - lo) * bins / (hi - lo)).astype(np.int64)
-    idx = np.minimum(idx, bins - 1)  # the upper edge belongs to the last bin
-    return np.bincount(idx, minlength=bins).astype(x.dtype)
-
-
-histc_p = ops._selector("histc", _histc)
-
-
 def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0, *, out: Any = None) -> Tensor:  # noqa: A002
     """A histogram of ``bins`` equal bins over [min, max] (both 0: the data's range),
     elements outside ignored, as ``torch.histc`` (floats only).
@@ -994,20 +956,6 @@ def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0, *, out: A
     if max < min:
         raise RuntimeError("max must be larger than min")
     return _out(histc_p(ops.detach_p(x), bins=_int(bins), lo=_float(min), hi=_float(max)), out, "histc")
-
-
-def _search(seq: np.ndarray, values: np.ndarray, right: _bool, dtype: Any) -> np.ndarray:
-    side = "right" if right else "left"
-    if seq.ndim <= 1:
-        return np.searchsorted(seq, values, side=side).astype(dtype)
-    flat_s = seq.reshape(-1, seq.shape[-1])
-    flat_v = values.reshape(-1, values.shape[-1])
-    res = np.stack([np.searchsorted(s, v, side=side) for s, v in zip(flat_s, flat_v)]) \
-        if flat_s.shape[0] else np.zeros(flat_v.shape, np.int64)
-    return res.reshape(values.shape).astype(dtype)
-
-
-search_p = ops._selector("searchsorted", _search)
 
 
 def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: _bool = False,  # noqa: A002
@@ -1214,26 +1162,6 @@ def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,  # noq
 
 
 # ====================================================================== log-determinant
-
-
-def _logdet_fwd(a: np.ndarray) -> np.ndarray:
-    sign, logabs = np.linalg.slogdet(a)
-    # torch's values: log|det| for det > 0, -inf for det = 0, nan for det < 0
-    return np.where(sign > 0, logabs, np.where(sign == 0, -np.inf, np.nan)).astype(a.dtype, copy=False)
-
-
-def _inverse_fwd(a: np.ndarray) -> np.ndarray:
-    return np.linalg.inv(a)
-
-
-# d inv(A) = -inv(A) dA inv(A): the cotangent is -inv(A)^T g inv(A)^T
-_inverse_p = Primitive("inverse", _inverse_fwd,
-                       vjp=(lambda g, out, a: -(ops._mT(out) @ g @ ops._mT(out)),),
-                       jvp=(lambda t, out, a: -(out @ t @ out),))
-# d log det A = tr(inv(A) dA): the cotangent is g inv(A)^T
-_logdet_p = Primitive("logdet", _logdet_fwd,
-                      vjp=(lambda g, out, a: ops.unsqueeze(ops.unsqueeze(g, -1), -1) * ops._mT(_inverse_p(a)),),
-                      jvp=(lambda t, out, a: ops.sum(ops._mT(_inverse_p(a)) * t, (-2, -1)),))
 
 
 def logdet(input: Any) -> Tensor:  # noqa: A002

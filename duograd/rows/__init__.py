@@ -19,6 +19,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
   rules; ``distributions/_ops.py``.
 - ``special``: the Bessel functions, erfcx, ndtri, log_ndtr, entr, zeta, gammaincc;
   ``special.py``.
+- ``tensor_api``: signbit, heaviside, fmax/fmin, bincount, histc, searchsorted, the inverse
+  and the log-determinant; ``tensor_api.py``.
 
 Each public module re-exports its family's rows, so ``from duograd.ops import add_p`` and
 ``duograd.elementwise.tan_p`` keep working; this package re-exports the core table's rows
