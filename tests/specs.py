@@ -1,10 +1,12 @@
-"""OP_SPECS: the tests' twin of the op table in duograd/ops.py.
+"""The spec samples of the op table (tests/opinfo.py), and OP_SPECS, their view.
 
-One ``OpSpec`` per operation of docs/api.md (and per interesting variant: each
+One spec sample per operation of docs/api.md (and per interesting variant: each
 reduction for every kind of ``axis`` with ``keepdims`` both ways, every kind of index,
-every 1-D matmul case). A spec holds the operation three times over -- written on
-duograd Tensors, on NumPy arrays (the independent reference) and on torch tensors
-(the oracle) -- plus the input shapes and the domain its random inputs are drawn from.
+every 1-D matmul case). A spec sample is a ``Sample`` of its op's one ``OpInfo`` entry in
+``opinfo.OPS`` (``_row`` puts it there, beside the entry's conformance samples) that holds
+the operation three times over -- written on duograd Tensors, on NumPy arrays (the
+independent reference) and on torch tensors (the oracle) -- with the input shapes and the
+domain its random inputs are drawn from (``opinfo.draw``).
 The domains keep finite differences honest: logs and square roots see positive
 numbers, and piecewise-linear ops (relu, abs, clip, max, maximum, ...) see inputs
 well away from their kinks and ties.
@@ -24,6 +26,10 @@ the description instead of keeping its own list:
 argmax, argmin): forward, "no history" and torch checks, and the replay, in
 test_tensor_selectors.py. docs/adding-an-op.md says which checks pick a row up.
 
+``OP_SPECS`` (the differentiable spec samples, in the order they are written) and
+``SELECTOR_SPECS`` are views of ``opinfo.OPS``; the conformance driver runs the same
+samples against torch in float64 and float32.
+
 >>> spec = SPECS_BY_NAME["mul.broadcast"]
 >>> [a.shape for a in make_inputs(spec)]
 [(3, 4), (4,)]
@@ -42,49 +48,13 @@ import numpy as np
 
 import duograd as dg
 import conv_reference
+import opinfo
+from opinfo import CLIP, DISTINCT, DOMAINS, INTEGER, NONZERO, POSITIVE, REAL, Arg, Sample  # noqa: F401
 
 Shape = tuple[int, ...]
 
-# The domains a spec's inputs may be drawn from (see make_inputs).
-REAL = "real"            # standard normal, clipped to [-2, 2]
-POSITIVE = "positive"    # uniform on [0.5, 2]: log, sqrt, pow bases, denominators
-NONZERO = "nonzero"      # |x| in [0.3, 2] with a random sign: relu and abs, away from 0
-DISTINCT = "distinct"    # every element of every DISTINCT input differs from every other by
-                         # at least ~0.1: max/min, maximum/minimum, never a tie
-CLIP = "clip"            # standard normal pushed at least 0.05 away from the bounds +-0.5
-INTEGER = "integer"      # whole numbers in [-1, 1] (as floats): comparisons see ties
-DOMAINS = (REAL, POSITIVE, NONZERO, DISTINCT, CLIP, INTEGER)
 
-
-@dataclass(frozen=True)
-class OpSpec:
-    """One operation, written three ways, with the inputs it is checked on.
-
-    ``fn`` takes duograd Tensors, ``ref`` NumPy arrays, ``torch_fn`` the torch module
-    followed by torch tensors. ``domains`` has one entry per input.
-
-    >>> spec = OpSpec("twice", lambda x: x * 2, lambda x: x * 2, lambda torch, x: x * 2,
-    ...               shapes=((3,),), domains=(REAL,))
-    >>> spec.arity
-    1
-    """
-
-    name: str
-    fn: Callable[..., dg.Tensor]
-    ref: Callable[..., np.ndarray]
-    torch_fn: Callable[..., Any]
-    shapes: tuple[Shape, ...]
-    domains: tuple[str, ...]
-
-    @property
-    def arity(self) -> int:
-        return len(self.shapes)
-
-    def __repr__(self) -> str:  # pytest shows this on failure
-        return f"OpSpec({self.name!r}, shapes={self.shapes})"
-
-
-def make_inputs(spec: OpSpec, seed: int = 0, dtype: Any = np.float64) -> list[np.ndarray]:
+def make_inputs(spec: Sample, seed: int = 0, dtype: Any = np.float64) -> list[np.ndarray]:
     """Random inputs for ``spec`` from its domains; the same seed gives the same arrays.
 
     The generator is seeded from the spec's name and ``seed``, so every spec gets its
@@ -95,46 +65,23 @@ def make_inputs(spec: OpSpec, seed: int = 0, dtype: Any = np.float64) -> list[np
     True
     """
     rng = np.random.default_rng([zlib.crc32(spec.name.encode()), seed])
-    return draw(spec.shapes, spec.domains, rng, dtype)
+    return opinfo.draw(spec.args, rng, dtype, joint=True)
 
 
 def draw(shapes: Sequence[Shape], domains: Sequence[str], rng: np.random.Generator,
          dtype: Any = np.float64) -> list[np.ndarray]:
-    """One array per shape, each from its domain (one of ``DOMAINS``).
+    """One float array per shape, each from its domain (one of ``DOMAINS``), DISTINCT ones
+    from one pool (``opinfo.draw`` with ``joint=True``).
 
     >>> a, b = draw([(2,), (3,)], [DISTINCT, DISTINCT], np.random.default_rng(0))
     >>> len(set(a) | set(b))
     5
     """
-    # DISTINCT inputs share one pool of well-separated values, so they never tie
-    # with each other either (maximum(x, y) must not see x == y anywhere).
-    n_distinct = sum(int(np.prod(s)) for s, d in zip(shapes, domains) if d == DISTINCT)
-    pool = list(rng.permutation(np.linspace(-2.0, 2.0, max(n_distinct, 2))))
-    out = []
-    for shape, domain in zip(shapes, domains):
-        if domain == REAL:
-            a = np.clip(rng.standard_normal(shape), -2.0, 2.0)
-        elif domain == POSITIVE:
-            a = rng.uniform(0.5, 2.0, shape)
-        elif domain == NONZERO:
-            a = rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
-        elif domain == DISTINCT:
-            n = int(np.prod(shape))
-            a = np.array(pool[:n]).reshape(shape)
-            del pool[:n]
-        elif domain == CLIP:
-            a = rng.standard_normal(shape)
-            near = np.abs(np.abs(a) - 0.5) < 0.05
-            a = np.where(near, a + 0.2 * np.sign(a), a)
-        elif domain == INTEGER:
-            a = rng.integers(-1, 2, shape).astype(np.float64)
-        else:
-            raise ValueError(f"draw: unknown domain {domain!r}")
-        out.append(np.asarray(a, dtype=dtype))
-    return out
+    return opinfo.draw([Arg(tuple(s), "float", d) for s, d in zip(shapes, domains)], rng, dtype,
+                       joint=True)
 
 
-def make_tensors(spec: OpSpec, seed: int = 0, dtype: Any = np.float64,
+def make_tensors(spec: Sample, seed: int = 0, dtype: Any = np.float64,
                  requires_grad: bool = True) -> list[dg.Tensor]:
     """``make_inputs`` wrapped as duograd leaves.
 
@@ -144,18 +91,24 @@ def make_tensors(spec: OpSpec, seed: int = 0, dtype: Any = np.float64,
     return [dg.tensor(a, requires_grad=requires_grad) for a in make_inputs(spec, seed, dtype)]
 
 
-# ====================================================================== the table
+# ====================================================================== the rows
 
-OP_SPECS: list[OpSpec] = []
-
-
-def _row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes, domains=None) -> None:
-    """Append one OpSpec; domains default to REAL for every input."""
+def _row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes, domains=None,
+         entry: str | None = None) -> Sample:
+    """Add one spec sample (a gradient-check variant) to its op's OpInfo; domains default to
+    REAL for every input. ``entry``: the public name, where ``opinfo.spec_entry_name`` would
+    not find it."""
     shapes = tuple(tuple(s) for s in shapes)
     domains = tuple(domains) if domains is not None else (REAL,) * len(shapes)
     assert len(domains) == len(shapes), name
-    assert callable(torch_fn), f"{name}: every spec has a torch twin"
-    OP_SPECS.append(OpSpec(name, fn, ref, torch_fn, shapes, domains))
+    return opinfo.spec_sample(name, fn, ref, torch_fn, shapes, domains, entry=entry)
+
+
+def _selector(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes, domains,
+              entry: str | None = None) -> Sample:
+    """Add one never-differentiated spec sample (SELECTOR_SPECS) to its op's OpInfo."""
+    return opinfo.spec_sample(name, fn, ref, torch_fn, tuple(tuple(x) for x in shapes),
+                              tuple(domains), differentiable=False, entry=entry)
 
 
 # ---------------------------------------------------------------- binary elementwise ops
@@ -554,8 +507,6 @@ for label, sx, kernel, stride, padding in POOLS:
 # has no derivative, so they are not in OP_SPECS (which every gradient check reads).
 # test_tensor_selectors.py checks them against NumPy and torch and replays them.
 
-SELECTOR_SPECS: list[OpSpec] = []
-
 COMPARISONS = {
     # symbol: (duograd and torch, NumPy)
     "<": (lambda x, y: x < y, np.less),
@@ -568,22 +519,21 @@ COMPARISONS = {
 _NUMBER = 1.0  # a value INTEGER inputs hit, so == and != see ties with it too
 for _sym, (_cmp, _np_cmp) in COMPARISONS.items():
     for _suffix, _shapes in (("", SAME), (".broadcast", BCAST), (".both_broadcast", ((3, 1), (4,)))):
-        SELECTOR_SPECS.append(OpSpec(f"{_sym}{_suffix}", _cmp, _np_cmp, lambda torch, x, y, f=_cmp: f(x, y),
-                                     _shapes, (INTEGER, INTEGER)))
-    SELECTOR_SPECS.append(OpSpec(f"{_sym}.number", lambda x, f=_cmp: f(x, _NUMBER),
-                                 lambda x, f=_np_cmp: f(x, _NUMBER),
-                                 lambda torch, x, f=_cmp: f(x, _NUMBER), ((3, 4),), (INTEGER,)))
-    SELECTOR_SPECS.append(OpSpec(f"{_sym}.number_on_the_left", lambda x, f=_cmp: f(_NUMBER, x),
-                                 lambda x, f=_np_cmp: f(_NUMBER, x),
-                                 lambda torch, x, f=_cmp: f(_NUMBER, x), ((3, 4),), (INTEGER,)))
+        _selector(f"{_sym}{_suffix}", _cmp, _np_cmp, lambda torch, x, y, f=_cmp: f(x, y),
+                  _shapes, (INTEGER, INTEGER))
+    _selector(f"{_sym}.number", lambda x, f=_cmp: f(x, _NUMBER), lambda x, f=_np_cmp: f(x, _NUMBER),
+              lambda torch, x, f=_cmp: f(x, _NUMBER), ((3, 4),), (INTEGER,))
+    _selector(f"{_sym}.number_on_the_left", lambda x, f=_cmp: f(_NUMBER, x),
+              lambda x, f=_np_cmp: f(_NUMBER, x),
+              lambda torch, x, f=_cmp: f(_NUMBER, x), ((3, 4),), (INTEGER,))
 for _name in ("argmax", "argmin"):
     for _axis in (None, 0, 1, -1):
-        SELECTOR_SPECS.append(OpSpec(
+        _selector(
             f"{_name}(axis={_axis})", lambda x, n=_name, a=_axis: getattr(x, n)(a),
             lambda x, n=_name, a=_axis: getattr(np, n)(x, axis=a),
             lambda torch, x, n=_name, a=_axis: getattr(torch, n)(x.reshape(-1) if a is None else x,
                                                                 **({} if a is None else {"dim": a})),
-            (R3,), (DISTINCT,)))
+            (R3,), (DISTINCT,))
 
 # Rows kept in tests/spec_rows/*.py (one file per family of operations) append themselves
 # here through _row, so that adding a family never edits this file.
@@ -591,6 +541,8 @@ for _path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__fil
                                            "spec_rows", "*.py"))):
     importlib.import_module("spec_rows." + os.path.basename(_path)[:-3])
 
-SPECS_BY_NAME: dict[str, OpSpec] = {s.name: s for s in OP_SPECS}
+OP_SPECS: list[Sample] = opinfo.spec_samples(differentiable=True)
+SELECTOR_SPECS: list[Sample] = opinfo.spec_samples(differentiable=False)
+SPECS_BY_NAME: dict[str, Sample] = {s.name: s for s in OP_SPECS}
 assert len(SPECS_BY_NAME) == len(OP_SPECS), "spec names must be unique: " + str(sorted(n for n in SPECS_BY_NAME if sum(s.name == n for s in OP_SPECS) > 1))
 assert len({s.name for s in SELECTOR_SPECS}) == len(SELECTOR_SPECS), "selector names must be unique"

@@ -8,7 +8,7 @@ errors torch raises for a channel mismatch and a kernel larger than the padded i
 
 from __future__ import annotations
 
-from conformance import F, S, row
+from opinfo import F, S, row
 
 
 def _F(m):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance import B, F, I, S, row
+from opinfo import B, F, I, S, row
 
 UNARY = [F(3, 4), F(), F(0, 3), F(2, 1, 3)]
 

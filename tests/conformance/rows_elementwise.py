@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 import duograd as dg
-from conformance import B, F, I, S, row
+from opinfo import B, F, I, S, row
 
 INTS = dg.tensor(np.array([1])).dtype == np.int64
 BOOLS = dg.tensor(np.array([True])).dtype == np.bool_

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance import B, F, I, S, row
+from opinfo import B, F, I, S, row
 
 EDGES = [S(F(3, 4)), S(F()), S(F(0, 3)), S(F(2, 1, 3))]
 POS = [S(F(3, 4, domain="positive")), S(F(domain="positive")), S(F(0, 3, domain="positive"))]

@@ -8,7 +8,7 @@ samples are torch's misuse cases (an index out of range, a dim out of range).
 
 from __future__ import annotations
 
-from conformance import B, F, I, S, row
+from opinfo import B, F, I, S, row
 
 # ---------------------------------------------------------------- helpers
 

@@ -6,7 +6,7 @@ RuntimeError, which duograd's ShapeError is too)."""
 from __future__ import annotations
 
 import numpy as np
-from conformance import F, S, row
+from opinfo import F, S, row
 
 
 def _f32(m):

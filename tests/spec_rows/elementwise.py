@@ -15,7 +15,7 @@ import scipy.special
 
 import duograd as dg
 from duograd.nn import functional as F
-from specs import (CLIP, DISTINCT, INTEGER, NONZERO, POSITIVE, REAL, SELECTOR_SPECS, OpSpec, _row)
+from specs import CLIP, DISTINCT, INTEGER, NONZERO, POSITIVE, REAL, _row, _selector
 
 S34 = ((3, 4),)
 R3 = (2, 3, 4)
@@ -209,8 +209,7 @@ def _quiet(fn, *xs):
 
 
 for _name, (_fn, _ref) in TESTS.items():
-    SELECTOR_SPECS.append(OpSpec(_name, _fn, lambda x, r=_ref: _quiet(r, x),
-                                 lambda torch, x, f=_fn: f(x), S34, (INTEGER,)))
+    _selector(_name, _fn, lambda x, r=_ref: _quiet(r, x), lambda torch, x, f=_fn: f(x), S34, (INTEGER,))
 
 
 TWO = {
@@ -226,5 +225,5 @@ TWO = {
 }
 for _name, (_fn, _ref) in TWO.items():
     for _suffix, _shapes in (("", ((3, 4), (3, 4))), (".broadcast", ((3, 4), (4,)))):
-        SELECTOR_SPECS.append(OpSpec(_name + _suffix, _fn, _ref, lambda torch, x, y, f=_fn: f(x, y),
-                                     _shapes, (INTEGER, INTEGER)))
+        _selector(_name + _suffix, _fn, _ref, lambda torch, x, y, f=_fn: f(x, y), _shapes,
+                  (INTEGER, INTEGER))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 import duograd as dg
-from specs import DISTINCT, INTEGER, POSITIVE, REAL, SELECTOR_SPECS, OpSpec, _row  # noqa: F401
+from specs import DISTINCT, INTEGER, POSITIVE, REAL, _row, _selector  # noqa: F401
 
 R3 = (2, 3, 4)
 
@@ -202,10 +202,8 @@ _row("unfold.middle_dim", lambda x: x.unfold(1, 2, 1),
 # Selectors: values against NumPy and torch exactly, no history, and the replay
 # (test_tensor_selectors.py). INTEGER inputs hold ties: torch's stable order. (all/any
 # reduce, which that file's bool checks do not expect; their rows are in the conformance table.)
-SELECTOR_SPECS.extend([
-    OpSpec("argsort(dim=-1).ties", lambda x: x.argsort(), lambda x: np.argsort(x, -1, kind="stable"),
-           lambda torch, x: x.argsort(stable=True), (R3,), (INTEGER,)),
-    OpSpec("argsort(dim=0, descending=True).ties", lambda x: dg.argsort(x, 0, descending=True),
-           lambda x: np.argsort(-x, 0, kind="stable"),
-           lambda torch, x: torch.argsort(x, dim=0, descending=True, stable=True), (R3,), (INTEGER,)),
-])
+_selector("argsort(dim=-1).ties", lambda x: x.argsort(), lambda x: np.argsort(x, -1, kind="stable"),
+          lambda torch, x: x.argsort(stable=True), (R3,), (INTEGER,))
+_selector("argsort(dim=0, descending=True).ties", lambda x: dg.argsort(x, 0, descending=True),
+          lambda x: np.argsort(-x, 0, kind="stable"),
+          lambda torch, x: torch.argsort(x, dim=0, descending=True, stable=True), (R3,), (INTEGER,))
