@@ -197,11 +197,11 @@ class Sample:
     info: Any = None
     origin: int = -1
 
-    def __init__(self, *args: Any, label: str = "", **kwargs: Any) -> None:
+    def __init__(self, *args: Any, label: str = "", spec: str = "", **kwargs: Any) -> None:
         object.__setattr__(self, "args", args)
         object.__setattr__(self, "kwargs", kwargs)
-        object.__setattr__(self, "label", label)
-        for k, v in (("spec", ""), ("seed", ()), ("joint", False), ("over", {}), ("info", None),
+        object.__setattr__(self, "label", label or spec)
+        for k, v in (("spec", spec), ("seed", ()), ("joint", False), ("over", {}), ("info", None),
                      ("origin", -1)):
             object.__setattr__(self, k, v)
 
@@ -221,6 +221,31 @@ class Sample:
             return repr(a)
         parts = [one(a) for a in self.args] + [f"{k}={one(v)}" for k, v in self.kwargs.items()]
         return ",".join(parts)
+
+    def fill(self, values: Sequence[Any]) -> tuple[tuple, dict]:
+        """The sample's arguments with its ``Arg``s replaced by ``values``, in order."""
+        it = iter(values)
+
+        def conv(a: Any) -> Any:
+            if isinstance(a, Arg):
+                return next(it)
+            if isinstance(a, (list, tuple)) and any(isinstance(b, Arg) for b in a):
+                return type(a)(conv(b) for b in a)
+            return a
+        return tuple(conv(a) for a in self.args), {k: conv(v) for k, v in self.kwargs.items()}
+
+    def _arrays(self) -> list[Arg]:
+        found: list[Arg] = []
+
+        def walk(a: Any) -> None:
+            if isinstance(a, Arg):
+                found.append(a)
+            elif isinstance(a, (list, tuple)):
+                for b in a:
+                    walk(b)
+        for a in list(self.args) + list(self.kwargs.values()):
+            walk(a)
+        return found
 
     def setting(self, key: str) -> Any:
         """The entry's setting ``key`` as it applies to this sample."""
@@ -245,29 +270,48 @@ class Sample:
         if isinstance(op, _OnTensors):
             return op.fn
         import duograd
-        return lambda *xs: op(duograd, *xs)
+
+        def fn(*xs: Any) -> Any:
+            args, kwargs = self.fill(xs)
+            return op(duograd, *args, **kwargs)
+        return fn
 
     @property
     def ref(self) -> Callable[..., Any] | None:
         """The NumPy reference on arrays."""
-        return self.setting("ref")
+        ref = self.setting("ref")
+        if ref is None or isinstance(self.setting("op"), _OnTensors):
+            return ref
+
+        def on_arrays(*arrays: Any) -> Any:
+            args, kwargs = self.fill(arrays)
+            return ref(*args, **kwargs)
+        return on_arrays
 
     @property
     def torch_fn(self) -> Callable[..., Any]:
         """The op on torch: ``torch_fn(torch, *tensors)``."""
-        return self.setting("torch_fn") or self.setting("op")
+        op = self.setting("op")
+        side = self.setting("torch_fn") or op
+        if isinstance(op, _OnTensors):
+            return side
+
+        def on_torch(torch: Any, *xs: Any) -> Any:
+            args, kwargs = self.fill(xs)
+            return side(torch, *args, **kwargs)
+        return on_torch
 
     @property
     def shapes(self) -> tuple[Shape, ...]:
-        return tuple(a.shape for a in self.args)
+        return tuple(a.shape for a in self._arrays())
 
     @property
     def domains(self) -> tuple[str, ...]:
-        return tuple(_ALIASES.get(a.domain, a.domain) for a in self.args)
+        return tuple(_ALIASES.get(a.domain, a.domain) for a in self._arrays())
 
     @property
     def arity(self) -> int:
-        return len(self.args)
+        return len(self._arrays())
 
     def __repr__(self) -> str:  # pytest shows this on failure
         if self.spec:
@@ -353,7 +397,7 @@ def _entry(name: str) -> OpInfo:
 
 
 def _join(info: OpInfo, settings: dict, samples: Sequence[Any], errors: Sequence[Any],
-          seeds: Callable[[int, bool], tuple], base: bool = True, **fields: Any) -> list[Sample]:
+          seeds: Callable[[int, bool, Sample], tuple], base: bool = True, **fields: Any) -> list[Sample]:
     """Add samples with their settings to ``info``: the first ``row`` of a name sets the
     entry's settings; a later one records where it differs in each of its samples' ``over``
     (``base=False``: never the entry's settings, always the samples' own)."""
@@ -369,7 +413,10 @@ def _join(info: OpInfo, settings: dict, samples: Sequence[Any], errors: Sequence
     for lst, group, is_error in ((info.samples, samples, False), (info.errors, errors, True)):
         for i, s in enumerate(group):
             s = s if isinstance(s, Sample) else Sample(s)  # a bare Arg is a one-argument sample
-            s = s._bound(info=info, over=over, seed=seeds(i, is_error), origin=_calls[0], **fields)
+            own = dict(fields)
+            if s.spec:  # a spec sample draws as its spec always did: seeded by its name, jointly
+                own.setdefault("joint", True)
+            s = s._bound(info=info, over=over, seed=seeds(i, is_error, s), origin=_calls[0], **own)
             lst.append(s)
             added.append(s)
     return added
@@ -378,12 +425,31 @@ def _join(info: OpInfo, settings: dict, samples: Sequence[Any], errors: Sequence
 def row(name: str, fn: Callable[..., Any], samples: Sequence[Any], errors: Sequence[Any] = (),
         **kw: Any) -> OpInfo:
     """Add samples (and error samples) to the entry of the public name ``name``, the call
-    written once for both libraries; returns the entry. Keywords: the OpInfo settings."""
+    written once for both libraries; returns the entry. Keywords: the OpInfo settings.
+
+    A sample with a ``spec`` name (``S(F(3, 4), spec="exp")``, float arguments only) is also a
+    gradient-check variant in OP_SPECS, its ``fn``/``torch_fn``/``ref`` the row's with the
+    sample's other arguments bound; such a row needs a ``ref``.
+
+    >>> import duograd
+    >>> info = row("Tensor.doctest_exp", lambda m, x: x.exp(), [S(F(2), spec="doctest_exp")], ref=np.exp)
+    >>> s = info.samples[0]
+    >>> s.spec, s.shapes, float(s.fn(duograd.zeros(2)).sum()), float(s.ref(np.zeros(2)).sum())
+    ('doctest_exp', ((2,),), 2.0, 2.0)
+    >>> _ = OPS.remove(info), OPS_BY_NAME.pop(info.name)
+    """
     unknown = set(kw) - set(_SETTINGS)
     assert not unknown, f"row({name!r}): unknown settings {sorted(unknown)}"
     info = _entry(name)
     crc = zlib.crc32(name.encode())
-    _join(info, dict(kw, op=fn), samples, errors, lambda i, err: (crc, 1000 + i if err else i))
+
+    def seed(i: int, err: bool, s: Sample) -> tuple:
+        if s.spec:
+            assert not err and kw.get("ref") is not None, f"{name}: a spec sample needs the row's ref"
+            assert all(a.kind == "float" for a in s._arrays()), f"{s.spec}: spec samples take floats"
+            return (zlib.crc32(s.spec.encode()), 0)
+        return (crc, 1000 + i if err else i)
+    _join(info, dict(kw, op=fn), samples, errors, seed)
     return info
 
 
@@ -442,14 +508,13 @@ def spec_sample(spec: str, fn: Callable[..., Any], ref: Callable[..., Any], torc
     args = [Arg(tuple(s), "float", d) for s, d in zip(shapes, domains)]
     settings = dict(_SPEC_SETTINGS, op=_OnTensors(fn), torch_fn=torch_fn, ref=ref, grad=differentiable)
     crc = zlib.crc32(spec.encode())
-    (s,) = _join(info, settings, [Sample(*args, label=spec)], (), lambda i, err: (crc, 0),
-                 base=False, spec=spec, joint=True)
+    (s,) = _join(info, settings, [Sample(*args, spec=spec)], (), lambda i, err, s: (crc, 0), base=False)
     return s
 
 
 def spec_samples(differentiable: bool = True) -> list[Sample]:
     """The spec samples in the order they were written (OP_SPECS, or the selectors)."""
-    found = [s for info in OPS for s in info.samples if s.spec and s.over["grad"] == differentiable]
+    found = [s for info in OPS for s in info.samples if s.spec and s.setting("grad") == differentiable]
     return sorted(found, key=lambda s: s.origin)
 
 

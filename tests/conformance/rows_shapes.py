@@ -77,7 +77,8 @@ _JOIN_ERR = [S([F(2, 3), F(3, 2)]), S([F(2, 3)], 2), S([F(), F()]), S([])]
 for _n in ("cat", "concat"):
     row(f"dg.{_n}", lambda m, ts, *a, _n=_n, **k: getattr(m, _n)(ts, *a, **k), _JOIN, errors=_JOIN_ERR)
 row("dg.concatenate", lambda m, ts, *a, **k: m.concatenate(ts, *a, **k),
-    _JOIN[:4] + [S([F(2, 1), F(2, 3)], axis=1)], errors=_JOIN_ERR)
+    _JOIN[:4] + [S([F(2, 1), F(2, 3)], axis=1)] + _JOIN[4:] + [S([I(2, 3), I(1, 3)]), S([B(2), B(3)], 0)],
+    errors=_JOIN_ERR)
 row("dg.stack", lambda m, ts, *a, **k: m.stack(ts, *a, **k),
     [S([F(2, 3), F(2, 3)]), S([F(2, 3)] * 3, 1), S([F(2, 3)] * 2, dim=-1), S([F(), F()]),
      S([F(0, 2), F(0, 2)], 2), S([F(2, 3), F(2, 3)], axis=2)],
@@ -170,9 +171,12 @@ both("nonzero", [S(Z(3, 4)), S(Z(5)), S(Z()), S(F(0, 3)), S(B(2, 3)),
 row("dg.where", lambda m, c, *a: m.where(c, *a),
     [S(B(3, 4), F(3, 4), F(3, 4)), S(B(3, 4), F(4), 0.0, label="scalar_other"),
      S(B(3, 1), 1.5, F(4), label="scalar_input"), S(B(3), 1.0, 0.0, label="two_scalars"),
-     S(B(), F(), F(2)), S(B(2, 3), label="one_argument"), S(Z(3, 4), label="one_argument_float")],
+     S(B(), F(), F(2)), S(B(2, 3), label="one_argument"), S(Z(3, 4), label="one_argument_float"),
+     S(B(0, 3), F(3), F(0, 1)), S(B(3, 4), I(4), I(3, 1))],
     errors=[S(B(2), F(3), F(3))])
-row("Tensor.where", lambda m, x, c, y: x.where(c, y), [S(F(3, 4), B(3, 4), F(4)), S(F(3), B(3), 0.0)])
+row("Tensor.where", lambda m, x, c, y: x.where(c, y),
+    [S(F(3, 4), B(3, 4), F(4)), S(F(3), B(3), 0.0), S(F(), B(2, 3), F(3)), S(F(0, 3), B(3), F(3)),
+     S(I(3, 4), B(4), I(3, 1))], errors=[S(F(3), B(2), F(3))])
 both("repeat_interleave", [S(F(3), 2), S(F(2, 3), 2, 1), S(F(2, 3), I(2, high=3), 0),
                            S(F(2, 3), 3, -1), S(F(), 3), S(F(0, 2), 2, 0)],
      errors=[S(F(2, 3), I(3, high=2), 0)])
