@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -19,9 +20,12 @@ import pytest
 
 import duograd as dg
 from duograd._inventory.stubs import is_stub  # the names duograd does not build (they raise)
-from opinfo import Arg, S, build_args, flatten_out, load_all, structure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+if os.path.dirname(HERE) not in sys.path:  # run as a script: tests/ holds opinfo.py
+    sys.path.insert(0, os.path.dirname(HERE))
+from opinfo import Arg, S, build_args, flatten_out, load_all, structure  # noqa: E402
+
 OPS = load_all()
 from coverage_map import COVERED_BY, KNOWN_MISSING  # noqa: E402  (after the rows)
 
