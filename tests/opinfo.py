@@ -28,9 +28,11 @@ Who reads what:
   gradgradcheck, the JVPs, float32, the replay, vmap and the torch oracle; ``specs.SELECTOR_SPECS``
   (the spec samples that are never differentiated) the selector checks.
 
-The entries are written in tests/specs.py and tests/spec_rows/*.py (the spec samples, through
-``specs._row``) and in tests/conformance/rows_*.py (through ``row``); ``load_all()`` imports
-them all. ``row`` and ``spec_sample`` add to the one entry of a name, creating it the first
+The entries are written in tests/conformance/rows_<family>.py, one file per family: ``row``
+for a call written once for both libraries (its samples with a ``spec`` name are
+gradient-check variants too), ``spec_row``/``selector_row`` (``specs._row``/``_selector``) for a
+variant with its own three functions; tests/specs.py adds the variants of its two declared
+families (``BINARY_OPS``, ``AXIS_OPS``) and the core ones. ``load_all()`` imports them all. ``row`` and ``spec_sample`` add to the one entry of a name, creating it the first
 time, so a name never has two entries.
 
 >>> info = OpInfo("Tensor.neg", lambda m, x: x.neg(), [S(F(2, 3))])
@@ -512,6 +514,28 @@ def spec_sample(spec: str, fn: Callable[..., Any], ref: Callable[..., Any], torc
     return s
 
 
+def spec_row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes: Sequence[Shape],
+             domains: Sequence[str] | None = None, entry: str | None = None) -> Sample:
+    """A gradient-check variant written with its own three functions (``specs._row``): one
+    float input per shape, domains REAL unless given; joins the entry of its public name.
+
+    >>> spec_row("doctest_twice", lambda x: x * 2, lambda x: x * 2, lambda torch, x: x * 2, ((3,),),
+    ...          entry="Tensor.doctest_twice").arity
+    1
+    >>> _ = OPS.remove(OPS_BY_NAME.pop("Tensor.doctest_twice"))
+    """
+    shapes = tuple(tuple(x) for x in shapes)
+    domains = tuple(domains) if domains is not None else (REAL,) * len(shapes)
+    return spec_sample(name, fn, ref, torch_fn, shapes, domains, entry=entry)
+
+
+def selector_row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes: Sequence[Shape],
+                 domains: Sequence[str], entry: str | None = None) -> Sample:
+    """A never-differentiated variant (``specs._selector``: SELECTOR_SPECS)."""
+    return spec_sample(name, fn, ref, torch_fn, tuple(tuple(x) for x in shapes), tuple(domains),
+                       differentiable=False, entry=entry)
+
+
 def spec_samples(differentiable: bool = True) -> list[Sample]:
     """The spec samples in the order they were written (OP_SPECS, or the selectors)."""
     found = [s for info in OPS for s in info.samples if s.spec and s.setting("grad") == differentiable]
@@ -523,8 +547,8 @@ def seed_for(name: str, i: int) -> list[int]:
 
 
 def load_all() -> list[OpInfo]:
-    """Import every file that writes entries (specs.py with tests/spec_rows/*.py, and
-    tests/conformance/rows_*.py); returns ``OPS``."""
+    """Import every file that writes entries (tests/specs.py and tests/conformance/rows_*.py);
+    returns ``OPS``."""
     here = os.path.dirname(os.path.abspath(__file__))
     conf = os.path.join(here, "conformance")
     if conf not in sys.path:

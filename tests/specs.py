@@ -37,9 +37,6 @@ samples against torch in float64 and float32.
 
 from __future__ import annotations
 
-import glob
-import importlib
-import os
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -93,22 +90,10 @@ def make_tensors(spec: Sample, seed: int = 0, dtype: Any = np.float64,
 
 # ====================================================================== the rows
 
-def _row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes, domains=None,
-         entry: str | None = None) -> Sample:
-    """Add one spec sample (a gradient-check variant) to its op's OpInfo; domains default to
-    REAL for every input. ``entry``: the public name, where ``opinfo.spec_entry_name`` would
-    not find it."""
-    shapes = tuple(tuple(s) for s in shapes)
-    domains = tuple(domains) if domains is not None else (REAL,) * len(shapes)
-    assert len(domains) == len(shapes), name
-    return opinfo.spec_sample(name, fn, ref, torch_fn, shapes, domains, entry=entry)
-
-
-def _selector(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes, domains,
-              entry: str | None = None) -> Sample:
-    """Add one never-differentiated spec sample (SELECTOR_SPECS) to its op's OpInfo."""
-    return opinfo.spec_sample(name, fn, ref, torch_fn, tuple(tuple(x) for x in shapes),
-                              tuple(domains), differentiable=False, entry=entry)
+# A variant with its own three functions (fn on Tensors, a NumPy ref, torch_fn), and one never
+# differentiated (SELECTOR_SPECS): tests/opinfo.py's spec_row and selector_row.
+_row = opinfo.spec_row
+_selector = opinfo.selector_row
 
 
 # ---------------------------------------------------------------- binary elementwise ops
@@ -524,12 +509,6 @@ for _name in ("argmax", "argmin"):
             lambda torch, x, n=_name, a=_axis: getattr(torch, n)(x.reshape(-1) if a is None else x,
                                                                 **({} if a is None else {"dim": a})),
             (R3,), (DISTINCT,))
-
-# Rows kept in tests/spec_rows/*.py (one file per family of operations) append themselves
-# here through _row, so that adding a family never edits this file.
-for _path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                           "spec_rows", "*.py"))):
-    importlib.import_module("spec_rows." + os.path.basename(_path)[:-3])
 
 opinfo.load_all()  # the entries written with their conformance samples (rows_*.py) hold spec samples too
 OP_SPECS: list[Sample] = opinfo.spec_samples(differentiable=True)

@@ -6,7 +6,8 @@ RuntimeError, which duograd's ShapeError is too)."""
 from __future__ import annotations
 
 import numpy as np
-from opinfo import B, F, I, S, row
+from duograd import ops
+from opinfo import B, F, I, S, row, spec_row as _row
 
 
 def _f32(m):
@@ -210,3 +211,14 @@ row("nn.Linear", _linear,
     errors=[S(F(5, 4), F(2, 3), F(2))])
 row("nn.Linear[layout]", lambda m: tuple(m.nn.Linear(in_features=3, out_features=2).weight.shape),
     [S()], grad=False, float32=False)
+
+
+# ====================================================================== gradient-check variants (OP_SPECS)
+# OP_SPECS rows of the signatures family: ``nn.Linear``'s product in torch's layout
+# (``x @ weight.T`` with weight (out, in), the ``linear`` primitive), for every input rank.
+# (spec_row / selector_row: each joins the entry of its public name, opinfo.spec_entry_name)
+
+for _label, _sx, _sw in (("batch", (5, 3), (4, 3)), ("vector", (3,), (4, 3)),
+                         ("batched_3d", (2, 5, 3), (4, 3)), ("square", (4, 4), (4, 4))):
+    _row(f"linear.{_label}", lambda x, w: ops.linear_p(x, w), lambda x, w: x @ w.T,
+         lambda torch, x, w: torch.nn.functional.linear(x, w), (_sx, _sw))

@@ -1,7 +1,7 @@
 """The conformance table against torch 2.13 (see tests/opinfo.py for what an entry checks).
 
 Every sample of every entry of ``opinfo.OPS`` (the rows of the ``rows_*.py`` files beside this
-one, and the spec samples of tests/specs.py and tests/spec_rows/) becomes a test per float
+one, with their gradient-check variants, and those of tests/specs.py) becomes a test per float
 dtype (forward: structure, dtype, shape, values; backward: each float input's gradient and
 its dtype), and every error sample a test (the class of exception torch raises).
 ``test_every_public_name_has_a_row`` checks that each public name PyTorch also has is in
