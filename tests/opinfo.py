@@ -536,6 +536,16 @@ def selector_row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, sha
                        differentiable=False, entry=entry)
 
 
+def condition(shape: Shape, seed: int = 7) -> np.ndarray:
+    """A fixed random bool array: where's condition in a spec sample (a constant, never
+    differentiated).
+
+    >>> condition((2, 3)).dtype
+    dtype('bool')
+    """
+    return np.random.default_rng(seed).random(shape) > 0.5
+
+
 def spec_samples(differentiable: bool = True) -> list[Sample]:
     """The spec samples in the order they were written (OP_SPECS, or the selectors)."""
     found = [s for info in OPS for s in info.samples if s.spec and s.setting("grad") == differentiable]

@@ -44,9 +44,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import duograd as dg
-import conv_reference
 import opinfo
-from opinfo import CLIP, DISTINCT, DOMAINS, INTEGER, NONZERO, POSITIVE, REAL, Arg, Sample  # noqa: F401
+from opinfo import CLIP, DISTINCT, DOMAINS, INTEGER, NONZERO, POSITIVE, REAL, Arg, Sample, condition  # noqa: F401
 
 Shape = tuple[int, ...]
 
@@ -88,7 +87,10 @@ def make_tensors(spec: Sample, seed: int = 0, dtype: Any = np.float64,
     return [dg.tensor(a, requires_grad=requires_grad) for a in make_inputs(spec, seed, dtype)]
 
 
-# ====================================================================== the rows
+# ====================================================================== the declared families
+# The two families other tests read as tables (BINARY_OPS, AXIS_OPS) and the comparisons make
+# their gradient-check variants here; every other variant is written with its family's rows
+# in tests/conformance/rows_<family>.py.
 
 # A variant with its own three functions (fn on Tensors, a NumPy ref, torch_fn), and one never
 # differentiated (SELECTOR_SPECS): tests/opinfo.py's spec_row and selector_row.
@@ -153,53 +155,12 @@ SAME, BCAST = ((3, 4), (3, 4)), ((3, 4), (4,))
 BINARY_PATTERNS = {"": SAME, ".broadcast": BCAST, ".both_broadcast": ((3, 1), (4,))}
 
 
-def condition(shape: Shape, seed: int = 7) -> np.ndarray:
-    """A fixed random bool array: where's condition in a spec (a constant, never differentiated)."""
-    return np.random.default_rng(seed).random(shape) > 0.5
-
-
 for _op in BINARY_OPS.values():
     for _suffix, _shapes in BINARY_PATTERNS.items():
         _c = condition(np.broadcast_shapes(*_shapes))
         _row(_op.name + _suffix, lambda x, y, o=_op, c=_c: o.fn(x, y, c),
              lambda x, y, o=_op, c=_c: o.ref(x, y, c),
              lambda torch, x, y, o=_op, c=_c: o.torch_fn(torch, x, y, c), _shapes, _op.domains)
-
-# ---------------------------------------------------------------- arithmetic: the other forms
-_row("add.scalar_tensor", lambda x, y: x + y, np.add, lambda torch, x, y: x + y, ((), (2, 3)))
-_row("mul.outer_broadcast", lambda x, y: x * y, np.multiply, lambda torch, x, y: x * y,
-     ((3, 1), (1, 4)))
-_row("rsub.number", lambda x: 2.0 - x, lambda x: 2.0 - x, lambda torch, x: 2.0 - x, ((3, 4),))
-_row("rdiv.number", lambda x: 2.0 / x, lambda x: 2.0 / x, lambda torch, x: 2.0 / x,
-     ((3, 4),), (NONZERO,))
-_row("pow.tensor_number", lambda x: x ** 2.5, lambda x: x ** 2.5, lambda torch, x: x ** 2.5,
-     ((3, 4),), (POSITIVE,))
-_row("pow.tensor_negative_number", lambda x: x ** -1.5, lambda x: x ** -1.5,
-     lambda torch, x: x ** -1.5, ((3, 4),), (POSITIVE,))
-_row("pow.tensor_int_negative_base", lambda x: x ** 3, lambda x: x ** 3,
-     lambda torch, x: x ** 3, ((3, 4),))
-_row("pow.number_tensor", lambda x: 2.0 ** x, lambda x: 2.0 ** x, lambda torch, x: 2.0 ** x,
-     ((3, 4),))
-_row("abs.builtin", lambda x: abs(x), np.abs, lambda torch, x: abs(x), ((2, 3),), (NONZERO,))
-_row("where.cond_broadcasts", lambda x, y, c=condition((2, 3, 4), 8): dg.where(c, x, y),
-     lambda x, y, c=condition((2, 3, 4), 8): np.where(c, x, y),
-     lambda torch, x, y, c=condition((2, 3, 4), 8): torch.where(_tc(torch, c), x, y), SAME)
-_row("where.tensor_cond_number", lambda x, c=condition((3, 4)): dg.where(dg.tensor(c.astype(float)), x, 0.5),
-     lambda x, c=condition((3, 4)): np.where(c, x, 0.5),
-     lambda torch, x, c=condition((3, 4)): torch.where(_tc(torch, c), x, 0.5), ((3, 4),))
-
-# ---------------------------------------------------------------- elementwise functions
-# (neg, abs, exp, log, sqrt, tanh, sigmoid, relu, sin and cos: their spec samples are in
-# their entries in tests/conformance/rows_core.py)
-_row("softplus", lambda x: x.softplus(), lambda x: np.logaddexp(0, x),
-     lambda torch, x: torch.nn.functional.softplus(x), ((3, 4),))
-_row("clip", lambda x: x.clip(-0.5, 0.5), lambda x: np.minimum(np.maximum(x, -0.5), 0.5),
-     lambda torch, x: x.clamp(-0.5, 0.5), ((3, 4),), (CLIP,))
-_row("clip.lo_only", lambda x: x.clip(min=-0.5), lambda x: np.maximum(x, -0.5),
-     lambda torch, x: x.clamp(min=-0.5), ((3, 4),), (CLIP,))
-_row("clip.hi_only", lambda x: x.clip(max=0.5), lambda x: np.minimum(x, 0.5),
-     lambda torch, x: x.clamp(max=0.5), ((3, 4),), (CLIP,))
-
 
 # ---------------------------------------------------------------- ops with an axis
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -341,141 +302,6 @@ _row("softmax.default_axis", lambda x: x.softmax(), lambda x: _np_softmax(x, -1)
      lambda torch, x: x.softmax(dim=-1), ((3, 4),))
 _row("log_softmax.default_axis", lambda x: x.log_softmax(), lambda x: np.log(_np_softmax(x, -1)),
      lambda torch, x: x.log_softmax(dim=-1), ((3, 4),))
-
-# ---------------------------------------------------------------- shape
-_row("reshape", lambda x: x.reshape(4, 6), lambda x: x.reshape(4, 6),
-     lambda torch, x: x.reshape(4, 6), (R3,))
-_row("reshape.tuple_with_minus_one", lambda x: x.reshape((-1, 2)), lambda x: x.reshape(-1, 2),
-     lambda torch, x: x.reshape(-1, 2), (R3,))
-_row("reshape.to_0d", lambda x: x.reshape(()), lambda x: x.reshape(()),
-     lambda torch, x: x.reshape(()), ((1, 1),))
-_row("transpose.numpy_no_axes", lambda x: np.transpose(x), lambda x: x.transpose(),
-     lambda torch, x: x.permute(2, 1, 0), (R3,))
-_row("transpose.dims", lambda x: x.transpose(0, 1), lambda x: x.swapaxes(0, 1),
-     lambda torch, x: x.transpose(0, 1), (R3,))
-_row("permute.axes_tuple", lambda x: x.permute((2, 0, 1)), lambda x: x.transpose(2, 0, 1),
-     lambda torch, x: x.permute(2, 0, 1), (R3,))
-_row("permute.negative_axes", lambda x: x.permute(-1, 0, -2), lambda x: x.transpose(-1, 0, -2),
-     lambda torch, x: x.permute(-1, 0, -2), (R3,))
-_row("T.matrix", lambda x: x.T, lambda x: x.T, lambda torch, x: x.T, ((3, 4),))
-_row("T.rank3", lambda x: x.T, lambda x: x.T, lambda torch, x: x.permute(2, 1, 0), (R3,))
-for src, dst in (((3, 1), (2, 3, 4)), ((4,), (3, 4)), ((), (2, 3)), ((2, 1, 3), (2, 4, 3))):
-    _row(f"broadcast_to{src}->{dst}", lambda x, s=dst: x.broadcast_to(s),
-         lambda x, s=dst: np.broadcast_to(x, s), lambda torch, x, s=dst: x.expand(*s), (src,))
-for shape, axis in (((2, 1, 3), 1), ((2, 3, 1), -1), ((2, 1, 3, 1), None), ((1, 3, 1), (0, 2))):
-    _row(f"squeeze(axis={axis})", lambda x, a=axis: x.squeeze(a), lambda x, a=axis: np.squeeze(x, a),
-         (lambda torch, x, a=axis: x.squeeze() if a is None else x.squeeze(a)), (shape,))
-for axis in (0, 1, -1, -3):
-    _row(f"unsqueeze(axis={axis})", lambda x, a=axis: x.unsqueeze(a),
-         lambda x, a=axis: np.expand_dims(x, a), lambda torch, x, a=axis: x.unsqueeze(a),
-         ((2, 3),))
-_row("flatten", lambda x: x.flatten(), lambda x: x.reshape(-1), lambda torch, x: x.flatten(), (R3,))
-
-
-# ---------------------------------------------------------------- indexing
-def _torch_index(torch, index: Any) -> Any:
-    """The same index for torch: NumPy arrays become torch tensors."""
-    parts = index if isinstance(index, tuple) else (index,)
-    conv = tuple(torch.from_numpy(np.asarray(p)) if isinstance(p, (np.ndarray, list)) else p
-                 for p in parts)
-    return conv if isinstance(index, tuple) else conv[0]
-
-
-_MASK_34 = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, True]])
-INDICES = [
-    # (label, shape, index)
-    ("int", R3, 1),
-    ("negative_int", R3, -1),
-    ("int_pair", R3, (1, 2)),
-    ("every_axis_int", R3, (1, 2, 3)),
-    ("slice", R3, slice(0, 1)),
-    ("slices_with_steps", R3, (slice(None), slice(None, None, 2), slice(1, None))),
-    ("None", R3, (None, 1)),
-    ("Ellipsis", R3, (Ellipsis, 1)),
-    ("Ellipsis_None_slice", R3, (Ellipsis, None, slice(1, 3))),
-    ("int_array_repeats", (3, 4), np.array([0, 2, 0, 0])),
-    ("list_repeats", (3, 4), [1, 1]),
-    ("int_array_2d", (3, 4), np.array([[0, 1], [1, 0], [2, 2]])),
-    ("negative_int_array", (3, 4), np.array([-1, 0, -1])),
-    ("paired_int_arrays", (3, 4), (np.array([0, 1, 1, 1]), np.array([2, 2, 0, 2]))),
-    ("bool_mask_full", (3, 4), _MASK_34),
-    ("bool_mask_leading", R3, np.array([True, False])),
-    ("mixed_slice_int_array", (3, 4), (slice(1, None), np.array([0, 2, 2]))),
-    ("mixed_arrays_split_by_slice", R3, (np.array([0, 1]), slice(None), np.array([3, 3]))),
-    ("mixed_Ellipsis_bool", R3, (Ellipsis, np.array([True, False, True, True]))),
-]
-for label, shape, index in INDICES:
-    _row(f"getitem.{label}", lambda x, i=index: x[i], lambda x, i=index: x[i],
-         lambda torch, x, i=index: x[_torch_index(torch, i)], (shape,))
-# torch selects with the int first, so the array's axis stays in place: shape (2, 3).
-# (NumPy counts the int as an advanced index separated from the array by a slice and would
-# put that axis first: (3, 2).) The NumPy reference spells torch's order out.
-_row("getitem.mixed_int_slice_array", lambda x: x[1, :2, np.array([0, 0, 3])],
-     lambda x: x[1][:2, np.array([0, 0, 3])],
-     lambda torch, x: x[1, :2, torch.tensor([0, 0, 3])], (R3,))
-_row("getitem.negative_step", lambda x: x[::-1, 1:], lambda x: x[::-1, 1:],
-     # torch has no negative steps; flipping is the same selection
-     lambda torch, x: x.flip(0)[:, 1:], ((3, 4),))
-
-# ---------------------------------------------------------------- joining
-for shapes, axis in ((((2, 3), (1, 3), (3, 3)), 0), (((2, 1), (2, 3)), -1), (((2, 1, 4), (2, 3, 4)), 1)):
-    _row(f"concatenate(axis={axis}){shapes}", lambda *xs, a=axis: dg.concatenate(xs, axis=a),
-         lambda *xs, a=axis: np.concatenate(xs, axis=a),
-         lambda torch, *xs, a=axis: torch.cat(xs, dim=a), shapes)
-for n, axis in ((2, 0), (3, 1), (2, -1), (2, -2)):
-    _row(f"stack(axis={axis})x{n}", lambda *xs, a=axis: dg.stack(xs, axis=a),
-         lambda *xs, a=axis: np.stack(xs, axis=a),
-         lambda torch, *xs, a=axis: torch.stack(xs, dim=a), ((2, 3),) * n)
-
-# ---------------------------------------------------------------- matmul
-MATMULS = [
-    ("vec@vec", (3,), (3,)),
-    ("vec@mat", (3,), (3, 4)),
-    ("mat@vec", (2, 3), (3,)),
-    ("vec@batched", (3,), (2, 3, 4)),
-    ("batched@vec", (2, 2, 3), (3,)),
-    ("mat@mat", (2, 3), (3, 4)),
-    ("batched@batched", (2, 2, 3), (2, 3, 4)),
-    ("mat@batched", (2, 3), (2, 3, 4)),
-    ("batched@mat", (2, 2, 3), (3, 4)),
-    ("broadcast_batch_dims", (2, 1, 2, 3), (3, 3, 2)),
-]
-for label, sx, sy in MATMULS:
-    _row(f"matmul.{label}", lambda x, y: x @ y, np.matmul, lambda torch, x, y: x @ y, (sx, sy))
-_row("matmul.function", lambda x, y: dg.matmul(x, y), np.matmul, lambda torch, x, y: torch.matmul(x, y),
-     ((2, 3), (3, 2)))
-
-# ---------------------------------------------------------------- convolution and pooling
-# NCHW input, OIHW weight; the reference is a loop over output pixels (conv_reference.py).
-# Small shapes: gradgradcheck differentiates every input element twice.
-CONVS = [
-    # (label, x shape, w shape, bias, stride, padding)
-    ("", (2, 2, 5, 4), (3, 2, 3, 2), True, 1, 0),
-    ("stride_padding", (1, 2, 5, 6), (2, 2, 2, 3), True, (2, 1), (1, 2)),
-    ("no_bias_1x1", (2, 3, 3, 4), (2, 3, 1, 1), False, 1, 0),
-    ("kernel_is_padded_input", (1, 2, 3, 2), (2, 2, 5, 4), True, 1, 1),
-]
-for label, sx, sw, with_bias, stride, padding in CONVS:
-    shapes = (sx, sw) + (((sw[0],),) if with_bias else ())
-    _row("conv2d" + (f".{label}" if label else ""),
-         lambda *a, s=stride, p=padding: dg.conv2d(*a, stride=s, padding=p),
-         lambda *a, s=stride, p=padding: conv_reference.conv2d_loop(*a, stride=s, padding=p),
-         lambda torch, *a, s=stride, p=padding: torch.nn.functional.conv2d(*a, stride=s, padding=p),
-         shapes)
-POOLS = [
-    # (label, x shape, kernel, stride, padding)
-    ("", (2, 2, 4, 6), 2, None, 0),
-    ("overlapping_padded", (1, 2, 5, 4), (3, 2), (2, 1), 1),
-]
-for label, sx, kernel, stride, padding in POOLS:
-    for name, domain in (("max_pool2d", DISTINCT), ("avg_pool2d", REAL)):
-        _row(name + (f".{label}" if label else ""),
-             lambda x, f=getattr(dg, name), k=kernel, s=stride, p=padding: f(x, k, s, p),
-             lambda x, f=getattr(conv_reference, f"{name}_loop"), k=kernel, s=stride, p=padding:
-             f(x, k, s, p),
-             lambda torch, x, n=name, k=kernel, s=stride, p=padding:
-             getattr(torch.nn.functional, n)(x, k, s, p),
-             (sx,), (domain,))
 
 # ====================================================================== never differentiated
 # Comparisons, argmax and argmin: their output is bool or int64, carries no history and

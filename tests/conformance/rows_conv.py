@@ -257,6 +257,38 @@ row("nn.MaxUnpool2d", _unpool_module(2), [F(2, 3, 4, 34, domain=D)])
 # differentiates every element twice); the rows marked ``wide`` have an output width of at least
 # 16 with overlapping windows, the path where col2im adds with strided slices.
 # (spec_row / selector_row: each joins the entry of its public name, opinfo.spec_entry_name)
+# ---------------------------------------------------------------- convolution and pooling
+# NCHW input, OIHW weight; the reference is a loop over output pixels (ref.py).
+# Small shapes: gradgradcheck differentiates every input element twice.
+CONVS = [
+    # (label, x shape, w shape, bias, stride, padding)
+    ("", (2, 2, 5, 4), (3, 2, 3, 2), True, 1, 0),
+    ("stride_padding", (1, 2, 5, 6), (2, 2, 2, 3), True, (2, 1), (1, 2)),
+    ("no_bias_1x1", (2, 3, 3, 4), (2, 3, 1, 1), False, 1, 0),
+    ("kernel_is_padded_input", (1, 2, 3, 2), (2, 2, 5, 4), True, 1, 1),
+]
+for label, sx, sw, with_bias, stride, padding in CONVS:
+    shapes = (sx, sw) + (((sw[0],),) if with_bias else ())
+    _row("conv2d" + (f".{label}" if label else ""),
+         lambda *a, s=stride, p=padding: dg.conv2d(*a, stride=s, padding=p),
+         lambda *a, s=stride, p=padding: ref.conv2d_loop(*a, stride=s, padding=p),
+         lambda torch, *a, s=stride, p=padding: torch.nn.functional.conv2d(*a, stride=s, padding=p),
+         shapes)
+POOLS = [
+    # (label, x shape, kernel, stride, padding)
+    ("", (2, 2, 4, 6), 2, None, 0),
+    ("overlapping_padded", (1, 2, 5, 4), (3, 2), (2, 1), 1),
+]
+for label, sx, kernel, stride, padding in POOLS:
+    for name, domain in (("max_pool2d", DISTINCT), ("avg_pool2d", REAL)):
+        _row(name + (f".{label}" if label else ""),
+             lambda x, f=getattr(dg, name), k=kernel, s=stride, p=padding: f(x, k, s, p),
+             lambda x, f=getattr(ref, f"{name}_loop"), k=kernel, s=stride, p=padding:
+             f(x, k, s, p),
+             lambda torch, x, n=name, k=kernel, s=stride, p=padding:
+             getattr(torch.nn.functional, n)(x, k, s, p),
+             (sx,), (domain,))
+
 
 CONV_ROWS = [
     # (name, x shape, w shape, bias, kwargs, reference padding)

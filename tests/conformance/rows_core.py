@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from opinfo import DISTINCT, NONZERO, POSITIVE, REAL, B, F, I, S, row
+import duograd as dg
+from opinfo import CLIP, DISTINCT, NONZERO, POSITIVE, REAL, B, F, I, S, condition, row, spec_row as _row
 
 UNARY = [F(3, 4), F(), F(0, 3), F(2, 1, 3)]
 # NumPy references; each entry's last float sample with a ``spec`` name is its gradient-check
@@ -154,3 +155,42 @@ row("Tensor.register_hook", _hooked, [F(3), F(2, 2)], grad=False, errors=[S(F(3,
 row("Tensor.retain_grad", _retained, [F(3), F(2, 2)], grad=False)
 row("dg.set_grad_enabled", _grad_mode, [F(3)], grad=False)
 row("dg.is_grad_enabled", lambda m, x: m.is_grad_enabled(), [F(1)], grad=False)
+
+
+# ====================================================================== gradient-check variants (OP_SPECS)
+# (spec_row: each joins the entry of its public name, opinfo.spec_entry_name)
+# ---------------------------------------------------------------- arithmetic: the other forms
+_row("add.scalar_tensor", lambda x, y: x + y, np.add, lambda torch, x, y: x + y, ((), (2, 3)))
+_row("mul.outer_broadcast", lambda x, y: x * y, np.multiply, lambda torch, x, y: x * y,
+     ((3, 1), (1, 4)))
+_row("rsub.number", lambda x: 2.0 - x, lambda x: 2.0 - x, lambda torch, x: 2.0 - x, ((3, 4),))
+_row("rdiv.number", lambda x: 2.0 / x, lambda x: 2.0 / x, lambda torch, x: 2.0 / x,
+     ((3, 4),), (NONZERO,))
+_row("pow.tensor_number", lambda x: x ** 2.5, lambda x: x ** 2.5, lambda torch, x: x ** 2.5,
+     ((3, 4),), (POSITIVE,))
+_row("pow.tensor_negative_number", lambda x: x ** -1.5, lambda x: x ** -1.5,
+     lambda torch, x: x ** -1.5, ((3, 4),), (POSITIVE,))
+_row("pow.tensor_int_negative_base", lambda x: x ** 3, lambda x: x ** 3,
+     lambda torch, x: x ** 3, ((3, 4),))
+_row("pow.number_tensor", lambda x: 2.0 ** x, lambda x: 2.0 ** x, lambda torch, x: 2.0 ** x,
+     ((3, 4),))
+_row("abs.builtin", lambda x: abs(x), np.abs, lambda torch, x: abs(x), ((2, 3),), (NONZERO,))
+_row("where.cond_broadcasts", lambda x, y, c=condition((2, 3, 4), 8): dg.where(c, x, y),
+     lambda x, y, c=condition((2, 3, 4), 8): np.where(c, x, y),
+     lambda torch, x, y, c=condition((2, 3, 4), 8): torch.where(torch.from_numpy(np.asarray(c)), x, y),
+     ((3, 4), (3, 4)))
+_row("where.tensor_cond_number", lambda x, c=condition((3, 4)): dg.where(dg.tensor(c.astype(float)), x, 0.5),
+     lambda x, c=condition((3, 4)): np.where(c, x, 0.5),
+     lambda torch, x, c=condition((3, 4)): torch.where(torch.from_numpy(np.asarray(c)), x, 0.5), ((3, 4),))
+
+# ---------------------------------------------------------------- elementwise functions
+# (neg, abs, exp, log, sqrt, tanh, sigmoid, relu, sin and cos: their spec samples are in
+# their entries in tests/conformance/rows_core.py)
+_row("softplus", lambda x: x.softplus(), lambda x: np.logaddexp(0, x),
+     lambda torch, x: torch.nn.functional.softplus(x), ((3, 4),))
+_row("clip", lambda x: x.clip(-0.5, 0.5), lambda x: np.minimum(np.maximum(x, -0.5), 0.5),
+     lambda torch, x: x.clamp(-0.5, 0.5), ((3, 4),), (CLIP,))
+_row("clip.lo_only", lambda x: x.clip(min=-0.5), lambda x: np.maximum(x, -0.5),
+     lambda torch, x: x.clamp(min=-0.5), ((3, 4),), (CLIP,))
+_row("clip.hi_only", lambda x: x.clip(max=0.5), lambda x: np.minimum(x, 0.5),
+     lambda torch, x: x.clamp(max=0.5), ((3, 4),), (CLIP,))

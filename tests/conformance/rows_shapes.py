@@ -215,8 +215,112 @@ for _n in ("tril_indices", "triu_indices"):
 # that returns several tensors is checked through one of them (a sort's values, a split's
 # pieces joined back in another order). Index arrays are constants of the row (int64).
 # (spec_row / selector_row: each joins the entry of its public name, opinfo.spec_entry_name)
-
 R3 = (2, 3, 4)
+
+# ---------------------------------------------------------------- shape
+_row("reshape", lambda x: x.reshape(4, 6), lambda x: x.reshape(4, 6),
+     lambda torch, x: x.reshape(4, 6), (R3,))
+_row("reshape.tuple_with_minus_one", lambda x: x.reshape((-1, 2)), lambda x: x.reshape(-1, 2),
+     lambda torch, x: x.reshape(-1, 2), (R3,))
+_row("reshape.to_0d", lambda x: x.reshape(()), lambda x: x.reshape(()),
+     lambda torch, x: x.reshape(()), ((1, 1),))
+_row("transpose.numpy_no_axes", lambda x: np.transpose(x), lambda x: x.transpose(),
+     lambda torch, x: x.permute(2, 1, 0), (R3,))
+_row("transpose.dims", lambda x: x.transpose(0, 1), lambda x: x.swapaxes(0, 1),
+     lambda torch, x: x.transpose(0, 1), (R3,))
+_row("permute.axes_tuple", lambda x: x.permute((2, 0, 1)), lambda x: x.transpose(2, 0, 1),
+     lambda torch, x: x.permute(2, 0, 1), (R3,))
+_row("permute.negative_axes", lambda x: x.permute(-1, 0, -2), lambda x: x.transpose(-1, 0, -2),
+     lambda torch, x: x.permute(-1, 0, -2), (R3,))
+_row("T.matrix", lambda x: x.T, lambda x: x.T, lambda torch, x: x.T, ((3, 4),))
+_row("T.rank3", lambda x: x.T, lambda x: x.T, lambda torch, x: x.permute(2, 1, 0), (R3,))
+for src, dst in (((3, 1), (2, 3, 4)), ((4,), (3, 4)), ((), (2, 3)), ((2, 1, 3), (2, 4, 3))):
+    _row(f"broadcast_to{src}->{dst}", lambda x, s=dst: x.broadcast_to(s),
+         lambda x, s=dst: np.broadcast_to(x, s), lambda torch, x, s=dst: x.expand(*s), (src,))
+for shape, axis in (((2, 1, 3), 1), ((2, 3, 1), -1), ((2, 1, 3, 1), None), ((1, 3, 1), (0, 2))):
+    _row(f"squeeze(axis={axis})", lambda x, a=axis: x.squeeze(a), lambda x, a=axis: np.squeeze(x, a),
+         (lambda torch, x, a=axis: x.squeeze() if a is None else x.squeeze(a)), (shape,))
+for axis in (0, 1, -1, -3):
+    _row(f"unsqueeze(axis={axis})", lambda x, a=axis: x.unsqueeze(a),
+         lambda x, a=axis: np.expand_dims(x, a), lambda torch, x, a=axis: x.unsqueeze(a),
+         ((2, 3),))
+_row("flatten", lambda x: x.flatten(), lambda x: x.reshape(-1), lambda torch, x: x.flatten(), (R3,))
+
+
+# ---------------------------------------------------------------- indexing
+def _torch_index(torch, index: object) -> object:
+    """The same index for torch: NumPy arrays become torch tensors."""
+    parts = index if isinstance(index, tuple) else (index,)
+    conv = tuple(torch.from_numpy(np.asarray(p)) if isinstance(p, (np.ndarray, list)) else p
+                 for p in parts)
+    return conv if isinstance(index, tuple) else conv[0]
+
+
+_MASK_34 = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, True]])
+INDICES = [
+    # (label, shape, index)
+    ("int", R3, 1),
+    ("negative_int", R3, -1),
+    ("int_pair", R3, (1, 2)),
+    ("every_axis_int", R3, (1, 2, 3)),
+    ("slice", R3, slice(0, 1)),
+    ("slices_with_steps", R3, (slice(None), slice(None, None, 2), slice(1, None))),
+    ("None", R3, (None, 1)),
+    ("Ellipsis", R3, (Ellipsis, 1)),
+    ("Ellipsis_None_slice", R3, (Ellipsis, None, slice(1, 3))),
+    ("int_array_repeats", (3, 4), np.array([0, 2, 0, 0])),
+    ("list_repeats", (3, 4), [1, 1]),
+    ("int_array_2d", (3, 4), np.array([[0, 1], [1, 0], [2, 2]])),
+    ("negative_int_array", (3, 4), np.array([-1, 0, -1])),
+    ("paired_int_arrays", (3, 4), (np.array([0, 1, 1, 1]), np.array([2, 2, 0, 2]))),
+    ("bool_mask_full", (3, 4), _MASK_34),
+    ("bool_mask_leading", R3, np.array([True, False])),
+    ("mixed_slice_int_array", (3, 4), (slice(1, None), np.array([0, 2, 2]))),
+    ("mixed_arrays_split_by_slice", R3, (np.array([0, 1]), slice(None), np.array([3, 3]))),
+    ("mixed_Ellipsis_bool", R3, (Ellipsis, np.array([True, False, True, True]))),
+]
+for label, shape, index in INDICES:
+    _row(f"getitem.{label}", lambda x, i=index: x[i], lambda x, i=index: x[i],
+         lambda torch, x, i=index: x[_torch_index(torch, i)], (shape,))
+# torch selects with the int first, so the array's axis stays in place: shape (2, 3).
+# (NumPy counts the int as an advanced index separated from the array by a slice and would
+# put that axis first: (3, 2).) The NumPy reference spells torch's order out.
+_row("getitem.mixed_int_slice_array", lambda x: x[1, :2, np.array([0, 0, 3])],
+     lambda x: x[1][:2, np.array([0, 0, 3])],
+     lambda torch, x: x[1, :2, torch.tensor([0, 0, 3])], (R3,))
+_row("getitem.negative_step", lambda x: x[::-1, 1:], lambda x: x[::-1, 1:],
+     # torch has no negative steps; flipping is the same selection
+     lambda torch, x: x.flip(0)[:, 1:], ((3, 4),))
+
+# ---------------------------------------------------------------- joining
+for shapes, axis in ((((2, 3), (1, 3), (3, 3)), 0), (((2, 1), (2, 3)), -1), (((2, 1, 4), (2, 3, 4)), 1)):
+    _row(f"concatenate(axis={axis}){shapes}", lambda *xs, a=axis: dg.concatenate(xs, axis=a),
+         lambda *xs, a=axis: np.concatenate(xs, axis=a),
+         lambda torch, *xs, a=axis: torch.cat(xs, dim=a), shapes)
+for n, axis in ((2, 0), (3, 1), (2, -1), (2, -2)):
+    _row(f"stack(axis={axis})x{n}", lambda *xs, a=axis: dg.stack(xs, axis=a),
+         lambda *xs, a=axis: np.stack(xs, axis=a),
+         lambda torch, *xs, a=axis: torch.stack(xs, dim=a), ((2, 3),) * n)
+
+# ---------------------------------------------------------------- matmul
+MATMULS = [
+    ("vec@vec", (3,), (3,)),
+    ("vec@mat", (3,), (3, 4)),
+    ("mat@vec", (2, 3), (3,)),
+    ("vec@batched", (3,), (2, 3, 4)),
+    ("batched@vec", (2, 2, 3), (3,)),
+    ("mat@mat", (2, 3), (3, 4)),
+    ("batched@batched", (2, 2, 3), (2, 3, 4)),
+    ("mat@batched", (2, 3), (2, 3, 4)),
+    ("batched@mat", (2, 2, 3), (3, 4)),
+    ("broadcast_batch_dims", (2, 1, 2, 3), (3, 3, 2)),
+]
+for label, sx, sy in MATMULS:
+    _row(f"matmul.{label}", lambda x, y: x @ y, np.matmul, lambda torch, x, y: x @ y, (sx, sy))
+_row("matmul.function", lambda x, y: dg.matmul(x, y), np.matmul, lambda torch, x, y: torch.matmul(x, y),
+     ((2, 3), (3, 2)))
+
+
 
 def _t(torch, a):
     return torch.from_numpy(np.asarray(a))
