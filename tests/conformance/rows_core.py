@@ -66,7 +66,7 @@ row("F.softmax", lambda m, x, d: m.nn.functional.softmax(x, dim=d),
     [S(F(3, 4), 1), S(F(3, 4), 0), S(F(2, 3, 4), -1), S(F(), 0), S(F(0, 3), 1)],
     errors=[S(F(3, 4), 2)])
 row("F.log_softmax", lambda m, x, d: m.nn.functional.log_softmax(x, dim=d),
-    [S(F(3, 4), 1), S(F(3, 4), 0), S(F(2, 3, 4), -1), S(F(), 0)],
+    [S(F(3, 4), 1), S(F(3, 4), 0), S(F(2, 3, 4), -1), S(F(), 0), S(F(0, 3), 1), S(F(), -1)],
     errors=[S(F(3, 4), -3)])
 row("Tensor.__abs__", lambda m, x: abs(x), [F(3, 4, domain="distinct"), F(domain="distinct")])
 row("Tensor.__rmatmul__", lambda m, x, y: y.__rmatmul__(x),

@@ -25,20 +25,22 @@ row("Tensor.dim", lambda m, x: x.dim(), [F(3, 4), F(), F(0, 3)])
 # ---------------------------------------------------------------- reshape, view, permute
 
 _VIEWS = [S(F(3, 4), 2, 6), S(F(3, 4), (4, 3)), S(F(3, 4), -1), S(F(3, 4), 2, -1, 3),
-          S(F(), 1), S(F(0, 3), 3, 0), S(F(0, 3), -1, 3)]
+          S(F(), 1), S(F(0, 3), 3, 0), S(F(0, 3), -1, 3), S(I(3, 4), 6, -1), S(B(2, 3), -1)]
 _BAD_VIEWS = [S(F(3, 4), 5, 2), S(F(3, 4), -1, -1), S(F(3, 4), (5, -1))]
 row("Tensor.view", lambda m, x, *s: x.view(*s), _VIEWS, errors=_BAD_VIEWS)
 row("Tensor.reshape", lambda m, x, *s: x.reshape(*s), _VIEWS, errors=_BAD_VIEWS)
 row("dg.reshape", lambda m, x, s: m.reshape(x, s),
-    [S(F(3, 4), (2, 6)), S(F(3, 4), (-1,)), S(F(), ())], errors=[S(F(3, 4), (5, 2))])
+    [S(F(3, 4), (2, 6)), S(F(3, 4), (-1,)), S(F(), ()), S(F(0, 3), (3, 0)), S(I(2, 3), (3, -1)),
+     S(F(2, 3, 4), (-1, 4))], errors=[S(F(3, 4), (5, 2)), S(F(3, 4), (-1, -1))])
 row("Tensor.permute", lambda m, x, *d: x.permute(*d),
-    [S(F(2, 3, 4), 2, 0, 1), S(F(2, 3, 4), (1, -1, 0)), S(F(3, 4), 1, 0), S(F(), ()), S(F(0, 3), 1, 0)],
+    [S(F(2, 3, 4), 2, 0, 1), S(F(2, 3, 4), (1, -1, 0)), S(F(3, 4), 1, 0), S(F(), ()), S(F(0, 3), 1, 0),
+     S(I(2, 3), -1, 0), S(B(2, 3, 1), (2, -3, 1))],
     errors=[S(F(2, 3, 4), 0, 0, 1), S(F(2, 3, 4), 0, 1), S(F(2, 3, 4), 0, 1, 3)])
 
 # ---------------------------------------------------------------- transpose, T, mT
 
 _TRANSPOSES = [S(F(3, 4), 0, 1), S(F(2, 3, 4), -1, 0), S(F(2, 3, 4), 1, 1), S(F(), 0, -1),
-               S(F(5), 0, 0), S(F(0, 3), 0, 1)]
+               S(F(5), 0, 0), S(F(0, 3), 0, 1), S(I(2, 3), 0, -1), S(B(2, 3, 4), -3, 2)]
 _BAD_TRANSPOSES = [S(F(3, 4), 0, 2), S(F(3, 4), -3, 0), S(F(), 0, 1)]
 row("Tensor.transpose", lambda m, x, a, b: x.transpose(a, b), _TRANSPOSES, errors=_BAD_TRANSPOSES)
 row("dg.transpose", lambda m, x, a, b: m.transpose(x, a, b), _TRANSPOSES, errors=_BAD_TRANSPOSES)
@@ -77,13 +79,14 @@ row("dg.flatten", lambda m, x, *d: m.flatten(x, *d), _FLATTENS[:4] + _FLATTENS[4
 
 row("Tensor.squeeze", lambda m, x, *d: x.squeeze(*d),
     [S(F(1, 3, 1)), S(F(1, 3, 1), 0), S(F(1, 3, 1), 1), S(F(1, 3, 1), -1), S(F(1, 3, 1), (0, 1)),
-     S(F()), S(F(), 0), S(F(), -1), S(F(0, 1), 1)],
+     S(F()), S(F(), 0), S(F(), -1), S(F(0, 1), 1), S(I(1, 3), 0), S(B(2, 1), -1)],
     errors=[S(F(1, 3), 2), S(F(), 1)])
 row("dg.squeeze", lambda m, x, *d: m.squeeze(x, *d),
     [S(F(1, 3, 1)), S(F(2, 3), 0), S(F(), 0), S(F(0, 1), -1), S(I(1, 3), 0), S(B(3, 1), (0, 1))],
     errors=[S(F(1, 3), -3)])
 row("Tensor.unsqueeze", lambda m, x, d: x.unsqueeze(d),
-    [S(F(3, 4), 0), S(F(3, 4), 2), S(F(3, 4), -1), S(F(), 0), S(F(), -1), S(F(0, 3), 1)],
+    [S(F(3, 4), 0), S(F(3, 4), 2), S(F(3, 4), -1), S(F(), 0), S(F(), -1), S(F(0, 3), 1), S(I(3), -1),
+     S(B(2, 3), 1)],
     errors=[S(F(3, 4), 3), S(F(), 2)])
 row("dg.unsqueeze", lambda m, x, d: m.unsqueeze(x, d),
     [S(F(3), 0), S(F(3), -1), S(F(), 0), S(F(0, 3), -1), S(B(3), 1), S(I(2, 3), -3)],
@@ -137,7 +140,7 @@ row("Tensor.sum[0-d, empty]", lambda m, x, *a, **k: x.sum(*a, **k), _SUMS[4:], e
 _VARS = [S(F(3, 4)), S(F(3, 4), 0), S(F(3, 4), 1, keepdim=True), S(F(3, 4), (0, 1)),
          S(F(3, 4), 0, correction=0), S(F(3, 4), 1, correction=2), S(F(3, 4), 0, False),
          S(F(3, 4), unbiased=False), S(F(3, 4), True), S(F(2, 3, 4), -1, True, True),
-         S(F(1, 3), 0), S(F(), 0, correction=0)]
+         S(F(1, 3), 0), S(F(), 0, correction=0), S(F(0, 3), 1), S(F(2, 3), -1, correction=0)]
 for _n in ("var", "std"):
     row(f"Tensor.{_n}", lambda m, x, *a, n=_n, **k: getattr(x, n)(*a, **k), _VARS, errors=_BAD_DIMS[:3])
     row(f"dg.{_n}", lambda m, x, *a, n=_n, **k: getattr(m, n)(x, *a, **k), _VARS[:6] + _VARS[6:],

@@ -55,3 +55,56 @@ def test_the_totals_do_not_drop() -> None:
     old_errors = sum(e for _, e in OLD["rows"].values())
     assert sum(len(i.samples) for i in ops.values()) >= old_samples
     assert sum(len(i.errors) for i in ops.values()) >= old_errors
+
+
+# The elementwise, reduction and shape families: each of these entries samples a 0-d and an
+# empty input (as a sample or, where torch refuses it, as an error sample) and an integer or
+# bool one; the ones with a dim argument also a negative dim.
+EDGES = {
+    "elementwise": ["Tensor.exp", "Tensor.log", "Tensor.sqrt", "Tensor.tanh", "Tensor.sigmoid",
+                    "Tensor.sin", "Tensor.cos", "Tensor.abs", "Tensor.relu", "Tensor.__neg__",
+                    "dg.exp", "dg.log", "dg.sqrt", "dg.relu", "Tensor.__mul__", "dg.maximum",
+                    "dg.minimum", "Tensor.maximum", "Tensor.minimum", "dg.where", "Tensor.where",
+                    "dg.clip"],
+    "reduction": ["Tensor.sum", "dg.sum", "Tensor.cumsum", "dg.cumsum", "dg.amax", "dg.amin",
+                  "Tensor.mean", "dg.mean", "Tensor.var", "dg.var", "Tensor.std", "dg.std",
+                  "Tensor.logsumexp", "dg.logsumexp", "Tensor.softmax", "dg.softmax",
+                  "F.log_softmax"],
+    "shape": ["Tensor.reshape", "dg.reshape", "Tensor.transpose", "Tensor.permute",
+              "Tensor.squeeze", "dg.squeeze", "Tensor.unsqueeze", "dg.unsqueeze", "dg.flatten",
+              "Tensor.broadcast_to", "dg.broadcast_to", "dg.concatenate", "Tensor.__matmul__"],
+}
+NO_INT = {"Tensor.mean", "dg.mean", "Tensor.var", "dg.var", "Tensor.std", "dg.std", "Tensor.logsumexp",
+          "dg.logsumexp", "Tensor.softmax", "dg.softmax", "F.log_softmax"}  # float-only in torch
+NO_DIM = {"Tensor.broadcast_to", "dg.broadcast_to", "Tensor.__matmul__"}
+
+
+def _flags(samples) -> set:
+    found = set()
+    for s in samples:
+        arrays = s._arrays()
+        if any(a.shape == () for a in arrays):
+            found.add("0-d")
+        if any(0 in a.shape or any(0 in v for v in s.args if isinstance(v, tuple)
+                                   and all(isinstance(n, int) for n in v)) for a in arrays):
+            found.add("empty")
+        if any(a.kind != "float" for a in arrays):
+            found.add("int/bool")
+        if any(isinstance(v, int) and not isinstance(v, bool) and v < 0 for v in
+               list(s.args) + list(s.kwargs.values()) + [n for v in s.args if isinstance(v, tuple) for n in v]):
+            found.add("negative dim")
+    return found
+
+
+def test_the_core_families_sample_the_edges() -> None:
+    ops = _table()
+    lacking = []
+    for family, names in EDGES.items():
+        for name in names:
+            info = ops[name]
+            have = _flags(info.samples) | (_flags(info.errors) & {"0-d", "empty"})
+            want = {"0-d", "empty"} | ({"int/bool"} if name not in NO_INT else set()) \
+                | ({"negative dim"} if family != "elementwise" and name not in NO_DIM else set())
+            if want - have:
+                lacking.append(f"{family} {name}: no {sorted(want - have)} sample")
+    assert not lacking, "\n".join(lacking)
