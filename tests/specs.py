@@ -1,10 +1,12 @@
-"""OP_SPECS: the tests' twin of the op table in duograd/ops.py.
+"""The spec samples of the op table (tests/opinfo.py), and OP_SPECS, their view.
 
-One ``OpSpec`` per operation of docs/api.md (and per interesting variant: each
+One spec sample per operation of docs/api.md (and per interesting variant: each
 reduction for every kind of ``axis`` with ``keepdims`` both ways, every kind of index,
-every 1-D matmul case). A spec holds the operation three times over -- written on
-duograd Tensors, on NumPy arrays (the independent reference) and on torch tensors
-(the oracle) -- plus the input shapes and the domain its random inputs are drawn from.
+every 1-D matmul case). A spec sample is a ``Sample`` of its op's one ``OpInfo`` entry in
+``opinfo.OPS`` (``_row`` puts it there, beside the entry's conformance samples) that holds
+the operation three times over -- written on duograd Tensors, on NumPy arrays (the
+independent reference) and on torch tensors (the oracle) -- with the input shapes and the
+domain its random inputs are drawn from (``opinfo.draw``).
 The domains keep finite differences honest: logs and square roots see positive
 numbers, and piecewise-linear ops (relu, abs, clip, max, maximum, ...) see inputs
 well away from their kinks and ties.
@@ -24,6 +26,10 @@ the description instead of keeping its own list:
 argmax, argmin): forward, "no history" and torch checks, and the replay, in
 test_tensor_selectors.py. docs/adding-an-op.md says which checks pick a row up.
 
+``OP_SPECS`` (the differentiable spec samples, in the order they are written) and
+``SELECTOR_SPECS`` are views of ``opinfo.OPS``; the conformance driver runs the same
+samples against torch in float64 and float32.
+
 >>> spec = SPECS_BY_NAME["mul.broadcast"]
 >>> [a.shape for a in make_inputs(spec)]
 [(3, 4), (4,)]
@@ -31,9 +37,6 @@ test_tensor_selectors.py. docs/adding-an-op.md says which checks pick a row up.
 
 from __future__ import annotations
 
-import glob
-import importlib
-import os
 import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -41,50 +44,13 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 import duograd as dg
-import conv_reference
+import opinfo
+from opinfo import CLIP, DISTINCT, DOMAINS, INTEGER, NONZERO, POSITIVE, REAL, Arg, Sample, condition  # noqa: F401
 
 Shape = tuple[int, ...]
 
-# The domains a spec's inputs may be drawn from (see make_inputs).
-REAL = "real"            # standard normal, clipped to [-2, 2]
-POSITIVE = "positive"    # uniform on [0.5, 2]: log, sqrt, pow bases, denominators
-NONZERO = "nonzero"      # |x| in [0.3, 2] with a random sign: relu and abs, away from 0
-DISTINCT = "distinct"    # every element of every DISTINCT input differs from every other by
-                         # at least ~0.1: max/min, maximum/minimum, never a tie
-CLIP = "clip"            # standard normal pushed at least 0.05 away from the bounds +-0.5
-INTEGER = "integer"      # whole numbers in [-1, 1] (as floats): comparisons see ties
-DOMAINS = (REAL, POSITIVE, NONZERO, DISTINCT, CLIP, INTEGER)
 
-
-@dataclass(frozen=True)
-class OpSpec:
-    """One operation, written three ways, with the inputs it is checked on.
-
-    ``fn`` takes duograd Tensors, ``ref`` NumPy arrays, ``torch_fn`` the torch module
-    followed by torch tensors. ``domains`` has one entry per input.
-
-    >>> spec = OpSpec("twice", lambda x: x * 2, lambda x: x * 2, lambda torch, x: x * 2,
-    ...               shapes=((3,),), domains=(REAL,))
-    >>> spec.arity
-    1
-    """
-
-    name: str
-    fn: Callable[..., dg.Tensor]
-    ref: Callable[..., np.ndarray]
-    torch_fn: Callable[..., Any]
-    shapes: tuple[Shape, ...]
-    domains: tuple[str, ...]
-
-    @property
-    def arity(self) -> int:
-        return len(self.shapes)
-
-    def __repr__(self) -> str:  # pytest shows this on failure
-        return f"OpSpec({self.name!r}, shapes={self.shapes})"
-
-
-def make_inputs(spec: OpSpec, seed: int = 0, dtype: Any = np.float64) -> list[np.ndarray]:
+def make_inputs(spec: Sample, seed: int = 0, dtype: Any = np.float64) -> list[np.ndarray]:
     """Random inputs for ``spec`` from its domains; the same seed gives the same arrays.
 
     The generator is seeded from the spec's name and ``seed``, so every spec gets its
@@ -95,46 +61,23 @@ def make_inputs(spec: OpSpec, seed: int = 0, dtype: Any = np.float64) -> list[np
     True
     """
     rng = np.random.default_rng([zlib.crc32(spec.name.encode()), seed])
-    return draw(spec.shapes, spec.domains, rng, dtype)
+    return opinfo.draw(spec.args, rng, dtype, joint=True)
 
 
 def draw(shapes: Sequence[Shape], domains: Sequence[str], rng: np.random.Generator,
          dtype: Any = np.float64) -> list[np.ndarray]:
-    """One array per shape, each from its domain (one of ``DOMAINS``).
+    """One float array per shape, each from its domain (one of ``DOMAINS``), DISTINCT ones
+    from one pool (``opinfo.draw`` with ``joint=True``).
 
     >>> a, b = draw([(2,), (3,)], [DISTINCT, DISTINCT], np.random.default_rng(0))
     >>> len(set(a) | set(b))
     5
     """
-    # DISTINCT inputs share one pool of well-separated values, so they never tie
-    # with each other either (maximum(x, y) must not see x == y anywhere).
-    n_distinct = sum(int(np.prod(s)) for s, d in zip(shapes, domains) if d == DISTINCT)
-    pool = list(rng.permutation(np.linspace(-2.0, 2.0, max(n_distinct, 2))))
-    out = []
-    for shape, domain in zip(shapes, domains):
-        if domain == REAL:
-            a = np.clip(rng.standard_normal(shape), -2.0, 2.0)
-        elif domain == POSITIVE:
-            a = rng.uniform(0.5, 2.0, shape)
-        elif domain == NONZERO:
-            a = rng.uniform(0.3, 2.0, shape) * rng.choice([-1.0, 1.0], shape)
-        elif domain == DISTINCT:
-            n = int(np.prod(shape))
-            a = np.array(pool[:n]).reshape(shape)
-            del pool[:n]
-        elif domain == CLIP:
-            a = rng.standard_normal(shape)
-            near = np.abs(np.abs(a) - 0.5) < 0.05
-            a = np.where(near, a + 0.2 * np.sign(a), a)
-        elif domain == INTEGER:
-            a = rng.integers(-1, 2, shape).astype(np.float64)
-        else:
-            raise ValueError(f"draw: unknown domain {domain!r}")
-        out.append(np.asarray(a, dtype=dtype))
-    return out
+    return opinfo.draw([Arg(tuple(s), "float", d) for s, d in zip(shapes, domains)], rng, dtype,
+                       joint=True)
 
 
-def make_tensors(spec: OpSpec, seed: int = 0, dtype: Any = np.float64,
+def make_tensors(spec: Sample, seed: int = 0, dtype: Any = np.float64,
                  requires_grad: bool = True) -> list[dg.Tensor]:
     """``make_inputs`` wrapped as duograd leaves.
 
@@ -144,18 +87,15 @@ def make_tensors(spec: OpSpec, seed: int = 0, dtype: Any = np.float64,
     return [dg.tensor(a, requires_grad=requires_grad) for a in make_inputs(spec, seed, dtype)]
 
 
-# ====================================================================== the table
+# ====================================================================== the declared families
+# The two families other tests read as tables (BINARY_OPS, AXIS_OPS) and the comparisons make
+# their gradient-check variants here; every other variant is written with its family's rows
+# in tests/conformance/rows_<family>.py.
 
-OP_SPECS: list[OpSpec] = []
-
-
-def _row(name: str, fn: Callable, ref: Callable, torch_fn: Callable, shapes, domains=None) -> None:
-    """Append one OpSpec; domains default to REAL for every input."""
-    shapes = tuple(tuple(s) for s in shapes)
-    domains = tuple(domains) if domains is not None else (REAL,) * len(shapes)
-    assert len(domains) == len(shapes), name
-    assert callable(torch_fn), f"{name}: every spec has a torch twin"
-    OP_SPECS.append(OpSpec(name, fn, ref, torch_fn, shapes, domains))
+# A variant with its own three functions (fn on Tensors, a NumPy ref, torch_fn), and one never
+# differentiated (SELECTOR_SPECS): tests/opinfo.py's spec_row and selector_row.
+_row = opinfo.spec_row
+_selector = opinfo.selector_row
 
 
 # ---------------------------------------------------------------- binary elementwise ops
@@ -215,63 +155,12 @@ SAME, BCAST = ((3, 4), (3, 4)), ((3, 4), (4,))
 BINARY_PATTERNS = {"": SAME, ".broadcast": BCAST, ".both_broadcast": ((3, 1), (4,))}
 
 
-def condition(shape: Shape, seed: int = 7) -> np.ndarray:
-    """A fixed random bool array: where's condition in a spec (a constant, never differentiated)."""
-    return np.random.default_rng(seed).random(shape) > 0.5
-
-
 for _op in BINARY_OPS.values():
     for _suffix, _shapes in BINARY_PATTERNS.items():
         _c = condition(np.broadcast_shapes(*_shapes))
         _row(_op.name + _suffix, lambda x, y, o=_op, c=_c: o.fn(x, y, c),
              lambda x, y, o=_op, c=_c: o.ref(x, y, c),
              lambda torch, x, y, o=_op, c=_c: o.torch_fn(torch, x, y, c), _shapes, _op.domains)
-
-# ---------------------------------------------------------------- arithmetic: the other forms
-_row("add.scalar_tensor", lambda x, y: x + y, np.add, lambda torch, x, y: x + y, ((), (2, 3)))
-_row("mul.outer_broadcast", lambda x, y: x * y, np.multiply, lambda torch, x, y: x * y,
-     ((3, 1), (1, 4)))
-_row("rsub.number", lambda x: 2.0 - x, lambda x: 2.0 - x, lambda torch, x: 2.0 - x, ((3, 4),))
-_row("rdiv.number", lambda x: 2.0 / x, lambda x: 2.0 / x, lambda torch, x: 2.0 / x,
-     ((3, 4),), (NONZERO,))
-_row("pow.tensor_number", lambda x: x ** 2.5, lambda x: x ** 2.5, lambda torch, x: x ** 2.5,
-     ((3, 4),), (POSITIVE,))
-_row("pow.tensor_negative_number", lambda x: x ** -1.5, lambda x: x ** -1.5,
-     lambda torch, x: x ** -1.5, ((3, 4),), (POSITIVE,))
-_row("pow.tensor_int_negative_base", lambda x: x ** 3, lambda x: x ** 3,
-     lambda torch, x: x ** 3, ((3, 4),))
-_row("pow.number_tensor", lambda x: 2.0 ** x, lambda x: 2.0 ** x, lambda torch, x: 2.0 ** x,
-     ((3, 4),))
-_row("neg", lambda x: -x, np.negative, lambda torch, x: -x, ((3, 4),))
-_row("abs", lambda x: x.abs(), np.abs, lambda torch, x: x.abs(), ((3, 4),), (NONZERO,))
-_row("abs.builtin", lambda x: abs(x), np.abs, lambda torch, x: abs(x), ((2, 3),), (NONZERO,))
-_row("where.cond_broadcasts", lambda x, y, c=condition((2, 3, 4), 8): dg.where(c, x, y),
-     lambda x, y, c=condition((2, 3, 4), 8): np.where(c, x, y),
-     lambda torch, x, y, c=condition((2, 3, 4), 8): torch.where(_tc(torch, c), x, y), SAME)
-_row("where.tensor_cond_number", lambda x, c=condition((3, 4)): dg.where(dg.tensor(c.astype(float)), x, 0.5),
-     lambda x, c=condition((3, 4)): np.where(c, x, 0.5),
-     lambda torch, x, c=condition((3, 4)): torch.where(_tc(torch, c), x, 0.5), ((3, 4),))
-
-# ---------------------------------------------------------------- elementwise functions
-_row("exp", lambda x: x.exp(), np.exp, lambda torch, x: x.exp(), ((3, 4),))
-_row("log", lambda x: x.log(), np.log, lambda torch, x: x.log(), ((3, 4),), (POSITIVE,))
-_row("sqrt", lambda x: x.sqrt(), np.sqrt, lambda torch, x: x.sqrt(), ((3, 4),), (POSITIVE,))
-_row("tanh", lambda x: x.tanh(), np.tanh, lambda torch, x: x.tanh(), ((3, 4),))
-_row("sigmoid", lambda x: x.sigmoid(), lambda x: 1.0 / (1.0 + np.exp(-x)),
-     lambda torch, x: x.sigmoid(), ((3, 4),))
-_row("softplus", lambda x: x.softplus(), lambda x: np.logaddexp(0, x),
-     lambda torch, x: torch.nn.functional.softplus(x), ((3, 4),))
-_row("relu", lambda x: x.relu(), lambda x: np.where(x > 0, x, 0.0),
-     lambda torch, x: x.relu(), ((3, 4),), (NONZERO,))
-_row("sin", lambda x: x.sin(), np.sin, lambda torch, x: x.sin(), ((3, 4),))
-_row("cos", lambda x: x.cos(), np.cos, lambda torch, x: x.cos(), ((3, 4),))
-_row("clip", lambda x: x.clip(-0.5, 0.5), lambda x: np.minimum(np.maximum(x, -0.5), 0.5),
-     lambda torch, x: x.clamp(-0.5, 0.5), ((3, 4),), (CLIP,))
-_row("clip.lo_only", lambda x: x.clip(min=-0.5), lambda x: np.maximum(x, -0.5),
-     lambda torch, x: x.clamp(min=-0.5), ((3, 4),), (CLIP,))
-_row("clip.hi_only", lambda x: x.clip(max=0.5), lambda x: np.minimum(x, 0.5),
-     lambda torch, x: x.clamp(max=0.5), ((3, 4),), (CLIP,))
-
 
 # ---------------------------------------------------------------- ops with an axis
 def _dims(axis: Any, ndim: int) -> tuple[int, ...]:
@@ -414,147 +303,10 @@ _row("softmax.default_axis", lambda x: x.softmax(), lambda x: _np_softmax(x, -1)
 _row("log_softmax.default_axis", lambda x: x.log_softmax(), lambda x: np.log(_np_softmax(x, -1)),
      lambda torch, x: x.log_softmax(dim=-1), ((3, 4),))
 
-# ---------------------------------------------------------------- shape
-_row("reshape", lambda x: x.reshape(4, 6), lambda x: x.reshape(4, 6),
-     lambda torch, x: x.reshape(4, 6), (R3,))
-_row("reshape.tuple_with_minus_one", lambda x: x.reshape((-1, 2)), lambda x: x.reshape(-1, 2),
-     lambda torch, x: x.reshape(-1, 2), (R3,))
-_row("reshape.to_0d", lambda x: x.reshape(()), lambda x: x.reshape(()),
-     lambda torch, x: x.reshape(()), ((1, 1),))
-_row("transpose.numpy_no_axes", lambda x: np.transpose(x), lambda x: x.transpose(),
-     lambda torch, x: x.permute(2, 1, 0), (R3,))
-_row("transpose.dims", lambda x: x.transpose(0, 1), lambda x: x.swapaxes(0, 1),
-     lambda torch, x: x.transpose(0, 1), (R3,))
-_row("permute.axes_tuple", lambda x: x.permute((2, 0, 1)), lambda x: x.transpose(2, 0, 1),
-     lambda torch, x: x.permute(2, 0, 1), (R3,))
-_row("permute.negative_axes", lambda x: x.permute(-1, 0, -2), lambda x: x.transpose(-1, 0, -2),
-     lambda torch, x: x.permute(-1, 0, -2), (R3,))
-_row("T.matrix", lambda x: x.T, lambda x: x.T, lambda torch, x: x.T, ((3, 4),))
-_row("T.rank3", lambda x: x.T, lambda x: x.T, lambda torch, x: x.permute(2, 1, 0), (R3,))
-for src, dst in (((3, 1), (2, 3, 4)), ((4,), (3, 4)), ((), (2, 3)), ((2, 1, 3), (2, 4, 3))):
-    _row(f"broadcast_to{src}->{dst}", lambda x, s=dst: x.broadcast_to(s),
-         lambda x, s=dst: np.broadcast_to(x, s), lambda torch, x, s=dst: x.expand(*s), (src,))
-for shape, axis in (((2, 1, 3), 1), ((2, 3, 1), -1), ((2, 1, 3, 1), None), ((1, 3, 1), (0, 2))):
-    _row(f"squeeze(axis={axis})", lambda x, a=axis: x.squeeze(a), lambda x, a=axis: np.squeeze(x, a),
-         (lambda torch, x, a=axis: x.squeeze() if a is None else x.squeeze(a)), (shape,))
-for axis in (0, 1, -1, -3):
-    _row(f"unsqueeze(axis={axis})", lambda x, a=axis: x.unsqueeze(a),
-         lambda x, a=axis: np.expand_dims(x, a), lambda torch, x, a=axis: x.unsqueeze(a),
-         ((2, 3),))
-_row("flatten", lambda x: x.flatten(), lambda x: x.reshape(-1), lambda torch, x: x.flatten(), (R3,))
-
-
-# ---------------------------------------------------------------- indexing
-def _torch_index(torch, index: Any) -> Any:
-    """The same index for torch: NumPy arrays become torch tensors."""
-    parts = index if isinstance(index, tuple) else (index,)
-    conv = tuple(torch.from_numpy(np.asarray(p)) if isinstance(p, (np.ndarray, list)) else p
-                 for p in parts)
-    return conv if isinstance(index, tuple) else conv[0]
-
-
-_MASK_34 = np.array([[True, False, True, True], [False, False, True, False], [True, True, False, True]])
-INDICES = [
-    # (label, shape, index)
-    ("int", R3, 1),
-    ("negative_int", R3, -1),
-    ("int_pair", R3, (1, 2)),
-    ("every_axis_int", R3, (1, 2, 3)),
-    ("slice", R3, slice(0, 1)),
-    ("slices_with_steps", R3, (slice(None), slice(None, None, 2), slice(1, None))),
-    ("None", R3, (None, 1)),
-    ("Ellipsis", R3, (Ellipsis, 1)),
-    ("Ellipsis_None_slice", R3, (Ellipsis, None, slice(1, 3))),
-    ("int_array_repeats", (3, 4), np.array([0, 2, 0, 0])),
-    ("list_repeats", (3, 4), [1, 1]),
-    ("int_array_2d", (3, 4), np.array([[0, 1], [1, 0], [2, 2]])),
-    ("negative_int_array", (3, 4), np.array([-1, 0, -1])),
-    ("paired_int_arrays", (3, 4), (np.array([0, 1, 1, 1]), np.array([2, 2, 0, 2]))),
-    ("bool_mask_full", (3, 4), _MASK_34),
-    ("bool_mask_leading", R3, np.array([True, False])),
-    ("mixed_slice_int_array", (3, 4), (slice(1, None), np.array([0, 2, 2]))),
-    ("mixed_arrays_split_by_slice", R3, (np.array([0, 1]), slice(None), np.array([3, 3]))),
-    ("mixed_Ellipsis_bool", R3, (Ellipsis, np.array([True, False, True, True]))),
-]
-for label, shape, index in INDICES:
-    _row(f"getitem.{label}", lambda x, i=index: x[i], lambda x, i=index: x[i],
-         lambda torch, x, i=index: x[_torch_index(torch, i)], (shape,))
-# torch selects with the int first, so the array's axis stays in place: shape (2, 3).
-# (NumPy counts the int as an advanced index separated from the array by a slice and would
-# put that axis first: (3, 2).) The NumPy reference spells torch's order out.
-_row("getitem.mixed_int_slice_array", lambda x: x[1, :2, np.array([0, 0, 3])],
-     lambda x: x[1][:2, np.array([0, 0, 3])],
-     lambda torch, x: x[1, :2, torch.tensor([0, 0, 3])], (R3,))
-_row("getitem.negative_step", lambda x: x[::-1, 1:], lambda x: x[::-1, 1:],
-     # torch has no negative steps; flipping is the same selection
-     lambda torch, x: x.flip(0)[:, 1:], ((3, 4),))
-
-# ---------------------------------------------------------------- joining
-for shapes, axis in ((((2, 3), (1, 3), (3, 3)), 0), (((2, 1), (2, 3)), -1), (((2, 1, 4), (2, 3, 4)), 1)):
-    _row(f"concatenate(axis={axis}){shapes}", lambda *xs, a=axis: dg.concatenate(xs, axis=a),
-         lambda *xs, a=axis: np.concatenate(xs, axis=a),
-         lambda torch, *xs, a=axis: torch.cat(xs, dim=a), shapes)
-for n, axis in ((2, 0), (3, 1), (2, -1), (2, -2)):
-    _row(f"stack(axis={axis})x{n}", lambda *xs, a=axis: dg.stack(xs, axis=a),
-         lambda *xs, a=axis: np.stack(xs, axis=a),
-         lambda torch, *xs, a=axis: torch.stack(xs, dim=a), ((2, 3),) * n)
-
-# ---------------------------------------------------------------- matmul
-MATMULS = [
-    ("vec@vec", (3,), (3,)),
-    ("vec@mat", (3,), (3, 4)),
-    ("mat@vec", (2, 3), (3,)),
-    ("vec@batched", (3,), (2, 3, 4)),
-    ("batched@vec", (2, 2, 3), (3,)),
-    ("mat@mat", (2, 3), (3, 4)),
-    ("batched@batched", (2, 2, 3), (2, 3, 4)),
-    ("mat@batched", (2, 3), (2, 3, 4)),
-    ("batched@mat", (2, 2, 3), (3, 4)),
-    ("broadcast_batch_dims", (2, 1, 2, 3), (3, 3, 2)),
-]
-for label, sx, sy in MATMULS:
-    _row(f"matmul.{label}", lambda x, y: x @ y, np.matmul, lambda torch, x, y: x @ y, (sx, sy))
-_row("matmul.function", lambda x, y: dg.matmul(x, y), np.matmul, lambda torch, x, y: torch.matmul(x, y),
-     ((2, 3), (3, 2)))
-
-# ---------------------------------------------------------------- convolution and pooling
-# NCHW input, OIHW weight; the reference is a loop over output pixels (conv_reference.py).
-# Small shapes: gradgradcheck differentiates every input element twice.
-CONVS = [
-    # (label, x shape, w shape, bias, stride, padding)
-    ("", (2, 2, 5, 4), (3, 2, 3, 2), True, 1, 0),
-    ("stride_padding", (1, 2, 5, 6), (2, 2, 2, 3), True, (2, 1), (1, 2)),
-    ("no_bias_1x1", (2, 3, 3, 4), (2, 3, 1, 1), False, 1, 0),
-    ("kernel_is_padded_input", (1, 2, 3, 2), (2, 2, 5, 4), True, 1, 1),
-]
-for label, sx, sw, with_bias, stride, padding in CONVS:
-    shapes = (sx, sw) + (((sw[0],),) if with_bias else ())
-    _row("conv2d" + (f".{label}" if label else ""),
-         lambda *a, s=stride, p=padding: dg.conv2d(*a, stride=s, padding=p),
-         lambda *a, s=stride, p=padding: conv_reference.conv2d_loop(*a, stride=s, padding=p),
-         lambda torch, *a, s=stride, p=padding: torch.nn.functional.conv2d(*a, stride=s, padding=p),
-         shapes)
-POOLS = [
-    # (label, x shape, kernel, stride, padding)
-    ("", (2, 2, 4, 6), 2, None, 0),
-    ("overlapping_padded", (1, 2, 5, 4), (3, 2), (2, 1), 1),
-]
-for label, sx, kernel, stride, padding in POOLS:
-    for name, domain in (("max_pool2d", DISTINCT), ("avg_pool2d", REAL)):
-        _row(name + (f".{label}" if label else ""),
-             lambda x, f=getattr(dg, name), k=kernel, s=stride, p=padding: f(x, k, s, p),
-             lambda x, f=getattr(conv_reference, f"{name}_loop"), k=kernel, s=stride, p=padding:
-             f(x, k, s, p),
-             lambda torch, x, n=name, k=kernel, s=stride, p=padding:
-             getattr(torch.nn.functional, n)(x, k, s, p),
-             (sx,), (domain,))
-
 # ====================================================================== never differentiated
 # Comparisons, argmax and argmin: their output is bool or int64, carries no history and
 # has no derivative, so they are not in OP_SPECS (which every gradient check reads).
 # test_tensor_selectors.py checks them against NumPy and torch and replays them.
-
-SELECTOR_SPECS: list[OpSpec] = []
 
 COMPARISONS = {
     # symbol: (duograd and torch, NumPy)
@@ -568,29 +320,25 @@ COMPARISONS = {
 _NUMBER = 1.0  # a value INTEGER inputs hit, so == and != see ties with it too
 for _sym, (_cmp, _np_cmp) in COMPARISONS.items():
     for _suffix, _shapes in (("", SAME), (".broadcast", BCAST), (".both_broadcast", ((3, 1), (4,)))):
-        SELECTOR_SPECS.append(OpSpec(f"{_sym}{_suffix}", _cmp, _np_cmp, lambda torch, x, y, f=_cmp: f(x, y),
-                                     _shapes, (INTEGER, INTEGER)))
-    SELECTOR_SPECS.append(OpSpec(f"{_sym}.number", lambda x, f=_cmp: f(x, _NUMBER),
-                                 lambda x, f=_np_cmp: f(x, _NUMBER),
-                                 lambda torch, x, f=_cmp: f(x, _NUMBER), ((3, 4),), (INTEGER,)))
-    SELECTOR_SPECS.append(OpSpec(f"{_sym}.number_on_the_left", lambda x, f=_cmp: f(_NUMBER, x),
-                                 lambda x, f=_np_cmp: f(_NUMBER, x),
-                                 lambda torch, x, f=_cmp: f(_NUMBER, x), ((3, 4),), (INTEGER,)))
+        _selector(f"{_sym}{_suffix}", _cmp, _np_cmp, lambda torch, x, y, f=_cmp: f(x, y),
+                  _shapes, (INTEGER, INTEGER))
+    _selector(f"{_sym}.number", lambda x, f=_cmp: f(x, _NUMBER), lambda x, f=_np_cmp: f(x, _NUMBER),
+              lambda torch, x, f=_cmp: f(x, _NUMBER), ((3, 4),), (INTEGER,))
+    _selector(f"{_sym}.number_on_the_left", lambda x, f=_cmp: f(_NUMBER, x),
+              lambda x, f=_np_cmp: f(_NUMBER, x),
+              lambda torch, x, f=_cmp: f(_NUMBER, x), ((3, 4),), (INTEGER,))
 for _name in ("argmax", "argmin"):
     for _axis in (None, 0, 1, -1):
-        SELECTOR_SPECS.append(OpSpec(
+        _selector(
             f"{_name}(axis={_axis})", lambda x, n=_name, a=_axis: getattr(x, n)(a),
             lambda x, n=_name, a=_axis: getattr(np, n)(x, axis=a),
             lambda torch, x, n=_name, a=_axis: getattr(torch, n)(x.reshape(-1) if a is None else x,
                                                                 **({} if a is None else {"dim": a})),
-            (R3,), (DISTINCT,)))
+            (R3,), (DISTINCT,))
 
-# Rows kept in tests/spec_rows/*.py (one file per family of operations) append themselves
-# here through _row, so that adding a family never edits this file.
-for _path in sorted(glob.glob(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                           "spec_rows", "*.py"))):
-    importlib.import_module("spec_rows." + os.path.basename(_path)[:-3])
-
-SPECS_BY_NAME: dict[str, OpSpec] = {s.name: s for s in OP_SPECS}
+opinfo.load_all()  # the entries written with their conformance samples (rows_*.py) hold spec samples too
+OP_SPECS: list[Sample] = opinfo.spec_samples(differentiable=True)
+SELECTOR_SPECS: list[Sample] = opinfo.spec_samples(differentiable=False)
+SPECS_BY_NAME: dict[str, Sample] = {s.name: s for s in OP_SPECS}
 assert len(SPECS_BY_NAME) == len(OP_SPECS), "spec names must be unique: " + str(sorted(n for n in SPECS_BY_NAME if sum(s.name == n for s in OP_SPECS) > 1))
 assert len({s.name for s in SELECTOR_SPECS}) == len(SELECTOR_SPECS), "selector names must be unique"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance import Arg, B, F, I, S, row
+from opinfo import Arg, B, F, I, S, row
 
 DTYPES = ["bool", "int32", "int64", "float32", "float64"]
 

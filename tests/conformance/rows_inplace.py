@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance import F, S, row
+from opinfo import F, S, row
 
 
 def _c(x):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance import B, F, I, S, row
+from opinfo import B, F, I, S, row
 
 EDGES = [S(F(3, 4)), S(F()), S(F(0, 3)), S(F(2, 1, 3))]
 POS = [S(F(3, 4, domain="positive")), S(F(domain="positive")), S(F(0, 3, domain="positive"))]
@@ -87,7 +87,9 @@ for _n in ("fmax", "fmin"):
     row(f"dg.{_n}.nan", lambda m, n=_n: getattr(m, n)(m.tensor([float("nan"), 1.0, float("nan")]),
                                                      m.tensor([2.0, float("nan"), float("nan")])), [S()])
 for _n in ("maximum", "minimum"):
-    _method(_n, [S(F(3, 4, domain="distinct"), F(3, 4, domain="distinct")), S(F(3, 4), F(4)), S(I(3), I(3))])
+    _method(_n, [S(F(3, 4, domain="distinct"), F(3, 4, domain="distinct")), S(F(3, 4), F(4)), S(I(3), I(3)),
+                 S(F(domain="distinct"), F(3, domain="distinct")), S(F(0, 3), F(3)), S(B(3), B(3)),
+                 S(I(2, 3), F(3, domain="distinct"))], errors=[S(F(3), F(4))])
 _both("xlogy", [S(F(3, 4), F(3, 4, domain="positive")), S(F(3, 4), F(4, domain="positive")),
                 S(F(), F(domain="positive")), S(F(2, 3), 1.5)])
 row("dg.xlogy.zero", lambda m: m.xlogy(m.tensor([0.0, 0.0, 1.0]), m.tensor([0.0, float("nan"), 0.0])), [S()])

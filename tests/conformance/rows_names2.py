@@ -11,7 +11,7 @@ function in both libraries. Symmetric positive-definite inputs are built inside 
 
 from __future__ import annotations
 
-from conformance import B, F, I, S, row
+from opinfo import B, F, I, S, row
 
 LIN = dict(rtol=1e-8, atol=1e-10, rtol32=2e-3, atol32=2e-4)
 SQ = [S(F(3, 3)), S(F(2, 3, 3)), S(F(1, 1))]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from conformance import F, I, S, row
+from opinfo import F, I, S, row
 
 
 def f(name):

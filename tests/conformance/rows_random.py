@@ -5,7 +5,7 @@ their formulas in tests/data/test_data_random.py."""
 
 from __future__ import annotations
 
-from conformance import F, I, S, row
+from opinfo import F, I, S, row
 
 
 def _c(x):

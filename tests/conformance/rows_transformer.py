@@ -4,7 +4,7 @@ tests named in coverage_map.COVERED_BY)."""
 
 from __future__ import annotations
 
-from conformance import B, F, S, row
+from opinfo import B, F, S, row
 
 
 def _mha(m, q, k, v, w_in, b_in, w_out, b_out, bias_kv=None, zero_attn=False, **kw):

@@ -1,18 +1,18 @@
-"""The conformance table against torch 2.13 (see conformance.py for what a row checks).
+"""The conformance table against torch 2.13 (see tests/opinfo.py for what an entry checks).
 
-Every row of every ``rows_*.py`` file beside this one becomes a test per sample and float
+Every sample of every entry of ``opinfo.OPS`` (the rows of the ``rows_*.py`` files beside this
+one, with their gradient-check variants, and those of tests/specs.py) becomes a test per float
 dtype (forward: structure, dtype, shape, values; backward: each float input's gradient and
-its dtype), and a test per error sample (the class of exception torch raises).
+its dtype), and every error sample a test (the class of exception torch raises).
 ``test_every_public_name_has_a_row`` checks that each public name PyTorch also has is in
 the table, is covered by a named test elsewhere (``COVERED_BY``), or is in ``missing.py``.
 """
 
 from __future__ import annotations
 
-import glob
-import importlib
 import inspect
 import os
+import sys
 from typing import Any
 
 import numpy as np
@@ -20,19 +20,19 @@ import pytest
 
 import duograd as dg
 from duograd._inventory.stubs import is_stub  # the names duograd does not build (they raise)
-from conformance import ROWS, Row, S, build_args, flatten_out, seed_for, structure
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for _path in sorted(glob.glob(os.path.join(HERE, "rows_*.py"))):
-    importlib.import_module(os.path.basename(_path)[:-3])
+if os.path.dirname(HERE) not in sys.path:  # run as a script: tests/ holds opinfo.py
+    sys.path.insert(0, os.path.dirname(HERE))
+from opinfo import Arg, S, build_args, flatten_out, load_all, structure  # noqa: E402
+
+OPS = load_all()
 from coverage_map import COVERED_BY, KNOWN_MISSING  # noqa: E402  (after the rows)
 
 pytestmark = pytest.mark.oracle
 
 
 def _has_float(sample: S) -> bool:
-    from conformance import Arg
-
     def walk(a: Any) -> bool:
         if isinstance(a, Arg):
             return a.kind == "float"
@@ -44,17 +44,16 @@ def _has_float(sample: S) -> bool:
 
 def _cases() -> list:
     cases = []
-    for r in ROWS:
-        for i, s in enumerate(r.samples):
-            dtypes = ["float64"] + (["float32"] if r.float32 and _has_float(s) else [])
+    for r in OPS:
+        for s in r.samples:
+            dtypes = ["float64"] + (["float32"] if s.setting("float32") and _has_float(s) else [])
             for dt in dtypes:
-                cases.append(pytest.param(r, i, dt, id=f"{r.name}[{s.describe()}]-{dt}"))
+                cases.append(pytest.param(s, dt, id=f"{r.name}[{s.describe()}]-{dt}"))
     return cases
 
 
 def _error_cases() -> list:
-    return [pytest.param(r, i, id=f"{r.name}[{s.describe()}]-error")
-            for r in ROWS for i, s in enumerate(r.errors)]
+    return [pytest.param(s, id=f"{r.name}[{s.describe()}]-error") for r in OPS for s in r.errors]
 
 
 @pytest.fixture
@@ -74,24 +73,31 @@ def _dtype_name(t: Any, lib: str) -> str:
     return str(t.dtype).replace("torch.", "") if lib == "torch" else np.dtype(t.dtype).name
 
 
-def _compare_tensor(name: str, d: Any, t: Any, r: Row, dt: str) -> None:
+def _compare_tensor(name: str, d: Any, t: Any, r: S, dt: str) -> None:
     assert isinstance(d, dg.Tensor), f"{name}: duograd gave {type(d).__name__}, torch a Tensor"
     assert _dtype_name(d, "dg") == _dtype_name(t, "torch"), \
         f"{name}: dtype {_dtype_name(d, 'dg')} where torch gives {_dtype_name(t, 'torch')}"
     assert tuple(d.shape) == tuple(t.shape), f"{name}: shape {tuple(d.shape)} where torch gives {tuple(t.shape)}"
-    if r.compare == "shape":
+    if r.setting("compare") == "shape":
         return
     dv, tv = _np(d, "dg"), _np(t, "torch")
     if dv.dtype.kind == "f":
-        rtol, atol = (r.rtol, r.atol) if dt == "float64" else (r.rtol32, r.atol32)
+        rtol, atol = _tols(r, dt)
         np.testing.assert_allclose(dv, tv, rtol=rtol, atol=atol, equal_nan=True, err_msg=name)
     else:
         np.testing.assert_array_equal(dv, tv, err_msg=name)
 
 
-def _compare(r: Row, dout: Any, tout: Any, dt: str) -> None:
-    if callable(r.compare):
-        r.compare(dout, tout)
+def _tols(s: S, dt: str) -> tuple[float, float]:
+    keys = ("rtol", "atol") if dt == "float64" else ("rtol32", "atol32")
+    return s.setting(keys[0]), s.setting(keys[1])
+
+
+def _compare(r: S, dout: Any, tout: Any, dt: str) -> None:
+    """Compare one sample's results (``r``: the sample, whose settings say how)."""
+    compare = r.setting("compare")
+    if callable(compare):
+        compare(dout, tout)
         return
     assert structure(dout) == structure(tout), \
         f"{r.name}: result {structure(dout)} where torch gives {structure(tout)}"
@@ -99,24 +105,25 @@ def _compare(r: Row, dout: Any, tout: Any, dt: str) -> None:
         if hasattr(t, "shape") and not isinstance(t, (int, float, bool)):
             _compare_tensor(r.name, d, t, r, dt)
         elif isinstance(t, float):
-            assert isinstance(d, float) and np.isclose(d, t, rtol=r.rtol, atol=r.atol, equal_nan=True), \
+            assert isinstance(d, float) and np.isclose(d, t, rtol=r.setting("rtol"), atol=r.setting("atol"),
+                                                       equal_nan=True), \
                 f"{r.name}: {d!r} where torch gives {t!r}"
         else:
             assert type(d) is type(t) and d == t, f"{r.name}: {d!r} where torch gives {t!r}"
 
 
-@pytest.mark.parametrize("r,i,dt", _cases())
-def test_row(torch64, r: Row, i: int, dt: str) -> None:
+@pytest.mark.parametrize("s,dt", _cases())
+def test_row(torch64, s: S, dt: str) -> None:
     torch = torch64
-    s = r.samples[i]
+    r = s.info
     fdt = np.float64 if dt == "float64" else np.float32
-    seed = seed_for(r.name, i)
+    seed = list(s.seed)
     dargs, dkw, dleaves = build_args(s, dg, seed, fdt, is_torch=False)
     targs, tkw, tleaves = build_args(s, torch, seed, fdt, is_torch=True)
-    tout = r.torch_side(torch, *targs, **tkw)
-    dout = r.fn(dg, *dargs, **dkw)
-    _compare(r, dout, tout, dt)
-    if not r.grad or not tleaves:
+    tout = s.call(torch, *targs, **tkw)
+    dout = s.call(dg, *dargs, **dkw)
+    _compare(s, dout, tout, dt)
+    if not s.setting("grad") or not tleaves:
         return
     touts = [t for t in flatten_out(tout) if isinstance(t, torch.Tensor) and t.requires_grad]
     douts = [d for d, t in zip(flatten_out(dout), flatten_out(tout))
@@ -128,7 +135,7 @@ def test_row(torch64, r: Row, i: int, dt: str) -> None:
     tgrads = torch.autograd.grad(touts, tleaves, grad_outputs=[torch.from_numpy(c) for c in cts],
                                  allow_unused=True)
     dgrads = dg.grad(douts, dleaves, grad_outputs=[dg.tensor(c) for c in cts], allow_unused=True)
-    rtol, atol = (r.rtol, r.atol) if dt == "float64" else (r.rtol32, r.atol32)
+    rtol, atol = _tols(s, dt)
     for k, (dgx, tgx) in enumerate(zip(dgrads, tgrads)):
         where = f"{r.name}: gradient of float input {k}"
         if tgx is None or dgx is None:
@@ -142,17 +149,16 @@ def test_row(torch64, r: Row, i: int, dt: str) -> None:
                                    equal_nan=True, err_msg=where)
 
 
-@pytest.mark.parametrize("r,i", _error_cases())
-def test_row_error(torch64, r: Row, i: int) -> None:
+@pytest.mark.parametrize("s", _error_cases())
+def test_row_error(torch64, s: S) -> None:
     torch = torch64
-    s = r.errors[i]
-    seed = seed_for(r.name, 1000 + i)
+    seed = list(s.seed)
     targs, tkw, _ = build_args(s, torch, seed, np.float64, is_torch=True)
     with pytest.raises(Exception) as texc:
-        r.torch_side(torch, *targs, **tkw)
+        s.call(torch, *targs, **tkw)
     dargs, dkw, _ = build_args(s, dg, seed, np.float64, is_torch=False)
     with pytest.raises(type(texc.value)):
-        r.fn(dg, *dargs, **dkw)
+        s.call(dg, *dargs, **dkw)
 
 
 # ---------------------------------------------------------------- coverage
@@ -207,7 +213,7 @@ def public_names() -> set[str]:
 
 
 def test_every_public_name_has_a_row(torch) -> None:
-    rows = {r.name for r in ROWS}
+    rows = {r.name for r in OPS}
     covered = rows | set(COVERED_BY)
     names = public_names()
     uncovered = names - covered - set(KNOWN_MISSING)
@@ -231,14 +237,13 @@ def test_covered_by_names_real_tests() -> None:
 
 def test_rows_cover_float32_and_edges() -> None:
     """The table as a whole samples 0-d and empty inputs (a guard against a table of easy cases)."""
-    from conformance import Arg
-    shapes = [a.shape for r in ROWS for s in r.samples for a in s.args if isinstance(a, Arg)]
+    shapes = [a.shape for r in OPS for s in r.samples for a in s.args if isinstance(a, Arg)]
     assert any(len(sh) == 0 for sh in shapes), "no 0-d sample in the table"
     assert any(0 in sh for sh in shapes), "no empty sample in the table"
 
 
 if __name__ == "__main__":  # print the coverage: python tests/conformance/test_conformance.py
-    rows = {r.name for r in ROWS}
+    rows = {r.name for r in OPS}
     for n in sorted(public_names()):
         mark = "row" if n in rows else ("elsewhere" if n in COVERED_BY else "MISSING")
         print(f"{mark:10} {n}")

@@ -116,17 +116,9 @@ def test_vmap_of_the_row_matches_a_loop(spec):
 # ---------------------------------------------------------------- the conformance rows
 
 def _conformance_rows():
-    import glob
-    import importlib
-    import os
-    import sys
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance")
-    if here not in sys.path:
-        sys.path.insert(0, here)
-    conformance = importlib.import_module("conformance")
-    for path in sorted(glob.glob(os.path.join(here, "rows_*.py"))):
-        importlib.import_module(os.path.basename(path)[:-3])
-    return conformance
+    import opinfo
+    opinfo.load_all()
+    return opinfo
 
 
 # rows whose function needs what a vmapped function cannot be: a backward of its own result
@@ -147,22 +139,28 @@ def test_vmap_of_every_conformance_row_matches_a_loop_or_refuses():
     wrong = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for r in c.ROWS:
-            if r.compare == "shape" or r.name in NOT_PER_EXAMPLE:
+        # each row as written (one ``row(...)`` call; the spec samples are vmapped above)
+        rows: dict = {}
+        for r in c.OPS:
+            for s in r.samples:
+                if not s.spec:
+                    rows.setdefault((r.name, s.origin), []).append(s)
+        for (name, _), samples in rows.items():
+            if samples[0].setting("compare") == "shape" or name in NOT_PER_EXAMPLE:
                 continue
-            for si, s in enumerate(r.samples[:4]):  # (the first four: a few seconds in all)
+            for si, s in enumerate(samples[:4]):  # (the first four: a few seconds in all)
                 mapped = [i for i, a in enumerate(s.args) if isinstance(a, c.Arg) and a.kind == "float"]
                 if not mapped:
                     continue
-                exs = [c.build_args(s, dg, c.seed_for(r.name, 100 + b), np.float64, False)[:2]
+                exs = [c.build_args(s, dg, c.seed_for(name, 100 + b), np.float64, False)[:2]
                        for b in range(B)]
                 base, kw = exs[0]
 
-                def f(*m, base=base, kw=kw, r=r, mapped=mapped):
+                def f(*m, base=base, kw=kw, s=s, mapped=mapped):
                     args = list(base)
                     for i, v in zip(mapped, m):
                         args[i] = v
-                    return r.fn(dg, *args, **kw)
+                    return s.call(dg, *args, **kw)
                 try:
                     want = [f(*[ex[0][i] for i in mapped]) for ex in exs]
                     if not all(isinstance(w, dg.Tensor) for w in want):
@@ -177,11 +175,11 @@ def test_vmap_of_every_conformance_row_matches_a_loop_or_refuses():
                     counts["refused"] += 1
                     continue
                 except Exception as e:  # noqa: BLE001 - reported below
-                    wrong.append(f"{r.name}[{si}]: {type(e).__name__}: {e}"[:300])
+                    wrong.append(f"{name}[{si}]: {type(e).__name__}: {e}"[:300])
                     continue
                 if got.shape != want.shape or got.dtype != want.dtype or not np.allclose(
                         got, want, rtol=1e-12, atol=1e-12, equal_nan=True):
-                    wrong.append(f"{r.name}[{si}]: {got.shape} {got.dtype} against the loop's "
+                    wrong.append(f"{name}[{si}]: {got.shape} {got.dtype} against the loop's "
                                  f"{want.shape} {want.dtype}")
                     continue
                 counts["match"] += 1
