@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import ctypes
 import functools
 import gc
 import hashlib
@@ -351,7 +350,7 @@ class Compiled:
                     f"(so that NumPy arithmetic on it is recorded), and Tensor has no attribute "
                     f"{e.name!r}: use the Tensor's own method (or compute it outside fn)") from e
             raise
-        if _legacy_position() != legacy:
+        if _legacy_moved(legacy):
             raise RuntimeError(
                 "dg.compile: fn drew random numbers from NumPy's global generator (np.random.*) "
                 "while recording; a replay would reuse the recorded numbers. Draw with "
@@ -541,21 +540,18 @@ def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:
     return frozenset(out)
 
 
-_MT: list = []  # (bit generator, a pointer to its state), cached
-
-
 def _legacy_position() -> Any:
-    """Where NumPy's global generator (``np.random.rand`` and co.) is: any draw moves it.
-    Read from the MT19937 state's position and first word (``np.random.get_state`` copies
-    the whole state: too slow for every recording)."""
-    try:
-        bg = np.random.mtrand._rand._bit_generator
-        if not _MT or _MT[0][0] is not bg:
-            _MT[:] = [(bg, ctypes.cast(bg.ctypes.state, ctypes.POINTER(ctypes.c_uint32)))]
-        p = _MT[0][1]
-        return (p[624], p[0])
-    except Exception:  # another NumPy layout: the slow, public way
-        return np.random.get_state()[2]
+    """Where NumPy's global generator (``np.random.rand`` and co.) is: its whole state, as
+    ``np.random.get_state`` gives it (the key's 624 words, the position, the cached
+    Gaussian); any draw changes it. A copy of 2.5 KiB per recording, compared once."""
+    _, key, pos, has_gauss, gauss = np.random.get_state()
+    return key, pos, has_gauss, gauss
+
+
+def _legacy_moved(before: Any) -> bool:
+    key, pos, has_gauss, gauss = _legacy_position()
+    return pos != before[1] or has_gauss != before[2] or gauss != before[3] or \
+        not np.array_equal(key, before[0])
 
 
 def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool | None = None,
