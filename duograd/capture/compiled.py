@@ -16,12 +16,12 @@ import numpy as np
 
 from .. import _context
 from .. import random as dg_random
-from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
+from .._context import Host
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
 from .reads import plain_reads
-from .recording import NumberInputs, Recorder, Write, signature
+from .recording import NumberInputs, Recorder, signature
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
 
@@ -56,62 +56,66 @@ def _print_kw(value: Any, where: dict) -> Any:
     return _fingerprint(value)
 
 
-def fingerprint(rec: Recorder, leaves: list) -> list:
-    """One comparable entry per record of a recording (a primitive call or an effect):
-    what it did, and where each input came from (an argument, an earlier record, a
-    constant by value, a tensor read but not given by identity). Two recordings of the
-    same program have equal fingerprints."""
-    where: dict[int, Any] = {}
-    for i, leaf in enumerate(leaves):
-        where[id(leaf)] = ("arg", i)
-        if isinstance(leaf, Tensor):
-            where[id(leaf._data)] = ("arg", i)
-    constants = {id(t) for t in _CONSTANTS.values()}
+class Printer:
+    """Where each value of one recording came from, for the records' ``fingerprint``
+    methods: an argument, an earlier record, a constant by value, a tensor read but not
+    given by identity."""
 
-    def of(t: Any) -> Any:
+    def __init__(self, rec: Recorder, leaves: list) -> None:
+        self.rec = rec
+        self.where: dict[int, Any] = {}
+        for i, leaf in enumerate(leaves):
+            self.where[id(leaf)] = ("arg", i)
+            if isinstance(leaf, Tensor):
+                self.where[id(leaf._data)] = ("arg", i)
+        self.constants = {id(t) for t in _CONSTANTS.values()}
+
+    def seen(self, x: Any) -> Any:
+        return self.where.get(id(x))
+
+    def ref(self, t: Any) -> Any:
+        where = self.where
         d = where.get(id(t))
         if d is None and isinstance(t, Tensor):
             d = where.get(id(t._data))
             if d is None:
-                d = ("const", _fingerprint(t._data)) if id(t) in rec.made or id(t) in constants \
-                    else ("external", id(t))
+                d = ("const", _fingerprint(t._data)) \
+                    if id(t) in self.rec.made or id(t) in self.constants else ("external", id(t))
         return d
 
-    def made(k: int, out: Any) -> None:
-        if out is not None:
-            where.setdefault(id(out), ("record", k))
-            if isinstance(out, Tensor):
-                where.setdefault(id(out._data), ("record", k))
+    def source(self, x: Any) -> Any:
+        """A ``Derive``'s source: where it came from, else its value."""
+        d = self.ref(x)
+        return d if d is not None else ("value", _fingerprint(x))
 
+    def kw(self, kw: Any) -> Any:
+        return _print_kw(kw, self.where)
+
+    def value(self, v: Any) -> Any:
+        return _fingerprint(v)
+
+    def made(self, k: int, out: Any) -> None:
+        if out is not None:
+            self.where.setdefault(id(out), ("record", k))
+            if isinstance(out, Tensor):
+                self.where.setdefault(id(out._data), ("record", k))
+
+
+def fingerprint(rec: Recorder, leaves: list) -> list:
+    """One comparable entry per record of a recording (a primitive call, or an effect's
+    own ``fingerprint``): what it did, and where each input came from. Two recordings of
+    the same program have equal fingerprints."""
+    p = Printer(rec, leaves)
     prints: list = []
     for k, e in enumerate(rec.log):
         if type(e) is tuple:
             op, xs, kw, out = e
-            prints.append((op.name, tuple(of(x) for x in xs), _print_kw(kw, where),
+            prints.append((op.name, tuple(p.ref(x) for x in xs), p.kw(kw),
                            out._data.shape, out._data.dtype.str))
-            made(k, out)
-        elif type(e) is Derive:
-            src = of(e.source)
-            if src is None and isinstance(e.source, np.ndarray):
-                src = where.get(id(e.source))
-            prints.append(("derive", getattr(e.fn, "__name__", repr(e.fn)), _print_kw(e.kw, where),
-                           src if src is not None else ("value", _fingerprint(e.source))))
-            made(k, e.out)
-        elif type(e) is Draw:
-            prints.append(("draw", getattr(e.fn, "__qualname__", repr(e.fn)), _fingerprint(e.args)))
-            made(k, e.out)
-        elif type(e) is Accumulate:
-            prints.append(("accumulate", of(e.leaf), of(e.g)))
-            made(k, e.out)
-        elif type(e) is SetGrad:
-            prints.append(("set_grad", of(e.t), None if e.value is None else of(e.value)))
-        elif type(e) is Host:
-            prints.append(("host", getattr(e.fn, "__qualname__", repr(e.fn)), len(e.args)))
-        elif type(e) is Update:
-            prints.append(("update", getattr(e.fn, "__qualname__", repr(e.fn)), id(e.opt),
-                           tuple(g is not None for g in e.grads)))
-        elif type(e) is Write:
-            prints.append(("write", e.what, of(e.t), where.get(id(e.value))))
+            p.made(k, out)
+        else:
+            prints.append(e.fingerprint(p))
+            p.made(k, getattr(e, "out", None))
     return prints
 
 
@@ -321,27 +325,29 @@ class Compiled:
     def _record(self, args: tuple, kwargs: dict, leaves: list,
                 fixed: tuple = ()) -> tuple[Any, Program]:
         with _collector_off():
-            return self._record_step(args, kwargs, leaves, fixed)
+            result, program, inputs = self._record_step(args, kwargs, leaves, fixed)
+        if inputs is not None:  # (the recording's own references to the numbers are gone)
+            program.values_read.extend(inputs.settle(_roots(self.fn, program)))
+            program.found = set(inputs.static)
+            program.static_uses = dict(inputs.static)
+        return result, program
 
     def _record_step(self, args: tuple, kwargs: dict, leaves: list,
-                     fixed: tuple) -> tuple[Any, Program]:
+                     fixed: tuple) -> tuple[Any, Program, NumberInputs | None]:
         given = leaves
         places = signature(args, kwargs, self._static)[2]  # (the recording: the slow path)
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
-        inputs, made = None, []
+        inputs = None
         if places:
             inputs = NumberInputs()
-            args, kwargs, leaves, made = _as_numbers(args, kwargs, leaves, places, inputs)
+            args, kwargs, leaves = _as_numbers(args, kwargs, leaves, places, inputs)
         legacy = _legacy_position()  # where NumPy's global generator is
         values, objects = plain_reads(self.fn)
         try:
             with Recorder(lines=self.recheck_every is not None) as rec:
-                if inputs is not None:
-                    inputs.start(made)
                 result = self.fn(*args, **kwargs)
                 if inputs is not None:
-                    inputs.finish(rec.log, own=(kwargs,))
-                    values.extend(inputs.stored)  # where fn stored a number: guarded
+                    inputs.finish(rec.log, result)
                     result = _plain_numbers(result)
         except AttributeError as e:
             if isinstance(getattr(e, "obj", None), Tensor) and wrapped:
@@ -350,36 +356,33 @@ class Compiled:
                     f"(so that NumPy arithmetic on it is recorded), and Tensor has no attribute "
                     f"{e.name!r}: use the Tensor's own method (or compute it outside fn)") from e
             raise
+        finally:
+            if inputs is not None:
+                inputs.open = False
         if _legacy_moved(legacy):
             raise RuntimeError(
                 "dg.compile: fn drew random numbers from NumPy's global generator (np.random.*) "
                 "while recording; a replay would reuse the recorded numbers. Draw with "
                 "dg.rand/dg.randn/dg.randint (drawn again by every replay), or draw outside fn "
                 "and pass the numbers as an argument")
-        try:
-            if self.backend == "xla":
-                from .xla import build as xla_build  # (JAX imported only for this backend)
-                program = xla_build(rec, leaves, wrapped, result, self.reuse_buffers)
-            else:
-                program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
-            if self.recheck_every is not None:
-                program.prints = fingerprint(rec, leaves)
-                program.lines = rec.lines
-            program.values_read = values
-            program.objects_read = objects
-            program.fixed = tuple(fixed)
-            program.found = set(inputs.static) if inputs is not None else set()
-            program.static_uses = dict(inputs.static) if inputs is not None else {}
-            program.recorded = {i: _number_key(x) for i, x in enumerate(given)
-                                if type(x) is float or type(x) is int}
-            program.numbers = tuple((i, program.recorded[i]) for _, i in places
-                                    if i not in fixed) or None
-            program.vprint = _verification_print(rec, leaves, program) if program.numbers else None
-        finally:
-            if inputs is not None:
-                inputs.open = False
+        if self.backend == "xla":
+            from .xla import build as xla_build  # (JAX imported only for this backend)
+            program = xla_build(rec, leaves, wrapped, result, self.reuse_buffers)
+        else:
+            program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
+        if self.recheck_every is not None:
+            program.prints = fingerprint(rec, leaves)
+            program.lines = rec.lines
+        program.values_read = values
+        program.objects_read = objects
+        program.fixed = tuple(fixed)
+        program.recorded = {i: _number_key(x) for i, x in enumerate(given)
+                            if type(x) is float or type(x) is int}
+        program.numbers = tuple((i, program.recorded[i]) for _, i in places
+                                if i not in fixed) or None
+        program.vprint = _verification_print(rec, leaves, program) if program.numbers else None
         self.traces += 1
-        return result, program
+        return result, program, inputs
 
     def _recheck(self, key: Any, program: Program, args: tuple, kwargs: dict, leaves: list) -> Any:
         put_back = _state_of(program, leaves)
@@ -453,19 +456,39 @@ def _same_numbers(numbers: tuple, leaves: list) -> bool:
 
 
 def _as_numbers(args: tuple, kwargs: dict, leaves: list, places: list,
-                inputs: NumberInputs) -> tuple[tuple, dict, list, list]:
+                inputs: NumberInputs) -> tuple[tuple, dict, list]:
     """The call with each number input a ``NumberInput`` of ``inputs``, as ``fn`` sees
     it while recording."""
-    args, kwargs, leaves, made = list(args), dict(kwargs), list(leaves), []
+    args, kwargs, leaves = list(args), dict(kwargs), list(leaves)
     for where, i in places:
-        x = inputs.make(leaves[i], i)
-        leaves[i] = x
+        x = leaves[i] = inputs.make(leaves[i], i)
         if type(where) is int:
             args[where] = x
         else:
             kwargs[where] = x
-        made.append(x)
-    return tuple(args), kwargs, leaves, made
+    return tuple(args), kwargs, leaves
+
+
+def _roots(fn: Any, program: Program) -> list:
+    """Where ``NumberInputs.settle`` looks for a number ``fn`` stored: the objects ``fn``
+    names (its closure, its bound ``self``, the globals its code names, the objects its
+    code reads attributes of)."""
+    roots: list = [obj for _, _, obj in program.objects_read]
+    f = getattr(fn, "__func__", fn)
+    if hasattr(fn, "__self__"):
+        roots.append(fn.__self__)
+    if not hasattr(f, "__code__") and hasattr(type(fn), "__call__"):  # a callable object
+        roots.append(fn)
+        f = getattr(type(fn).__call__, "__func__", type(fn).__call__)
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            roots.append(cell.cell_contents)
+        except ValueError:
+            pass
+    code, g = getattr(f, "__code__", None), getattr(f, "__globals__", {})
+    if code is not None:
+        roots.extend(g[n] for n in code.co_names if n in g)
+    return roots
 
 
 def _verification_print(rec: Recorder, leaves: list, program: Program) -> list:

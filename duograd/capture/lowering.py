@@ -53,8 +53,6 @@ class Builder:
         # in-place writes' stand-ins (the op read t's values through them): id -> t
         self.standins = {id(e.src): e.t for e in rec.log
                          if type(e) is Write and e.inplace and e.src is not None}
-        self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
-                        Draw: self.draw, Host: self.host, Write: self.write, Update: self.update}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
             if i in wrapped:  # an array argument, a Tensor while recording: read as the array
@@ -431,12 +429,12 @@ class Builder:
 
     def build(self, result: Any) -> dict:
         """The draft: what ``program.Program`` needs (its code finished at the first replay)."""
-        effects, call = self.effects, self.call
+        call = self.call
         for entry in self.rec.log:
             if type(entry) is tuple:
                 call(*entry)
             else:
-                effects[type(entry)](entry)
+                entry.lower(self)  # the effect's own: this builder's method for its kind
         template = self.output(result)
         needed = set(slots_in(template))
         code = []

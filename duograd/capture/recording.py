@@ -9,17 +9,18 @@ when the step reads a tensor's value into Python or writes one in place.
 
 from __future__ import annotations
 
-import gc
-import sys
+import types
 import warnings
+import weakref
 import zlib
 from typing import Any
 
 import numpy as np
 
 from .. import _context, _versions, autograd
-from .._context import Derive, Host, Update
+from .._context import Draw, Host, Update
 from .._tensor import Tensor, _Input
+from .trees import leaves_of
 
 
 def _flatten(obj: Any, leaves: list, where: str) -> Any:
@@ -103,59 +104,129 @@ class NumberInputs:
     A number is an input of the program (computed from each call's value by the replay)
     when the only thing ``fn`` does with it is hand it to the engine, which makes a 0-d
     array of it (``x * lr``, ``lr * p.grad``, ``dg.tensor(lr)``: ``_tensor._odd_number``,
-    a ``Derive`` from the argument). Any use that decides something in Python makes it
-    *static* (the program is then keyed by its value): arithmetic with another number, a
-    comparison, ``bool``/``int``/``float``/``round``/``str``/``hash`` (the methods below),
-    and any reference to it that outlives ``fn``'s run (an op's keyword such as
-    ``dim=``, a host step's argument, an attribute or a list it was stored into, the
-    returned value), found from its reference count after the run. Uses that read the
-    value without a method (``math.sqrt(lr)``, ``np.float64(lr)``) are found by
-    ``Compiled``'s verification, which records again at the first new value and compares.
+    a ``Derive`` from the argument). Any other use makes it *static* (the program is then
+    keyed by its value), found three ways, none of which looks at the interpreter's
+    internals:
+
+    - a use that decides something in Python: arithmetic with another number, a
+      comparison, ``bool``/``int``/``float``/``round``/``str``/``hash`` (the methods of
+      the subclasses below report it while the recording is open);
+    - a use the recording itself holds on to (``finish``): an op's keyword (``dim=n``),
+      a draw's or a host step's argument, the returned value;
+    - a use that outlives the recording (``settle``): once the recording and the
+      program built from it let go of their references, a number still alive (a weak
+      reference to it) was stored by ``fn``: into an attribute, an optimizer's options, a
+      list. It is then looked for from the objects ``fn``'s code names (its closure, its
+      globals, ``self``), a few containers deep: each dict entry or list item holding it
+      gets the plain number back, and a dict entry is guarded (a replay does not store
+      it again: another value there records again).
+
+    Uses that read the value without a method (``math.sqrt(lr)``, ``np.float64(lr)``) are
+    found by ``Compiled``'s verification, which records again at the first new value and
+    compares.
     """
 
     def __init__(self) -> None:
         self.static: dict[int, str] = {}   # leaf index -> the first use that made it static
         self.open = True
-        self.made: list = []               # (instance, its reference count at the start)
-        self.stored: list = []             # (dict, key, instance): where fn stored one
+        self.refs: list = []               # (leaf, value, weakref to its _Life, id of the instance)
 
     def make(self, value: Any, leaf: int) -> Any:
         x = (FloatInput if type(value) is float else IntInput)(value)
-        x._dg_value, x._dg_leaf, x._dg_inputs = value, leaf, self
+        # An int subclass takes no weak reference: the instance holds the one reference
+        # to a small object that does, which lives exactly as long as the instance.
+        x._dg_value, x._dg_leaf, x._dg_inputs, x._dg_life = value, leaf, self, _Life()
+        self.refs.append((leaf, value, weakref.ref(x._dg_life), id(x)))
         return x
 
-    def start(self, instances: list) -> None:
-        """Note each instance's reference count before ``fn`` runs."""
-        self.made = [(x, sys.getrefcount(x)) for x in instances]
-
-    def finish(self, log: list, own: tuple = ()) -> None:
-        """After ``fn`` ran: an instance referenced from more places than at the start
-        (other than the recording's ``Derive`` records of it) was stored: static. Where
-        it was stored into a dict (an attribute, an optimizer's options), the entry gets
-        the plain number back and is noted in ``stored``, as ``(dict, key, number)``: a
-        replay checks it, because a replay does not store it again (another value stored
-        since records again)."""
-        derived: dict[int, int] = {}
+    def finish(self, log: list, result: Any) -> None:
+        """After ``fn`` ran: a number held by a record other than a ``Derive`` of it (an
+        op's keyword, a draw's or host step's argument) or returned is static."""
+        def held(obj: Any, how: str) -> None:
+            for x in leaves_of(obj):
+                if isinstance(x, _Input) and x._dg_inputs is self:
+                    self.static.setdefault(x._dg_leaf, how)
         for e in log:
-            if type(e) is Derive:
-                derived[id(e.source)] = derived.get(id(e.source), 0) + 1
-        for x, count in self.made:
-            if sys.getrefcount(x) - derived.get(id(x), 0) > count:
-                self.static.setdefault(x._dg_leaf, "kept by fn (an op's keyword, a host step's "
-                                                    "argument, an attribute, a container, the "
-                                                    "result)")
-                mine = {id(o) for o in own}
-                for d in gc.get_referrers(x):
-                    if type(d) is dict and id(d) not in mine:
-                        for k in [k for k, v in d.items() if v is x]:
-                            d[k] = x._dg_value  # the plain number, as the eager call stores
-                            self.stored.append((d, k, x._dg_value))
+            if type(e) is tuple:
+                if e[2]:
+                    held(e[2], f"a keyword of {e[0].name!r}")
+            elif type(e) is Host:
+                held((e.args, e.kw), "a host step's argument")
+            elif type(e) is Draw:
+                held(e.args, "a draw's argument")
+        held(result, "the result")
         self.open = False
-        self.made = []
+
+    def settle(self, roots: list) -> list:
+        """After the recording and its build let go of the numbers: each one still alive
+        was stored by ``fn`` (static). Returns the dict entries found holding one, as
+        ``(dict, key, number)`` (each given the plain number back), for the guards."""
+        alive = {i: (leaf, value) for leaf, value, life, i in self.refs if life() is not None}
+        self.refs = []
+        if not alive:
+            return []
+        for leaf, _ in alive.values():
+            self.static.setdefault(leaf, "kept by fn (stored into an attribute, an "
+                                         "optimizer's options or a container)")
+        return _put_back({i: value for i, (_, value) in alive.items()}, roots)
 
     def seen(self, x: Any, how: str) -> None:
         if self.open:
             self.static.setdefault(x._dg_leaf, how)
+
+
+class _Life:
+    """The weakly referenced stand-in of a ``NumberInput``'s lifetime."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _put_back(numbers: dict, roots: list, depth: int = 4, budget: int = 20000) -> list:
+    """Replace each of ``numbers`` (id of a live ``NumberInput`` -> its plain value) found in the dicts,
+    lists and objects' ``__dict__`` reachable from ``roots`` (``depth`` containers deep,
+    at most ``budget`` of them) by its plain value; the dict entries changed, as
+    ``(dict, key, value)``."""
+    stored: list = []
+    seen: set[int] = set()
+    frontier = list(roots)
+    for _ in range(depth + 1):
+        later: list = []
+        for obj in frontier:
+            if id(obj) in seen or len(seen) > budget:
+                continue
+            seen.add(id(obj))
+            if type(obj) is dict:
+                for k, v in list(obj.items()):
+                    if isinstance(v, _Input) and id(v) in numbers:
+                        obj[k] = numbers[id(v)]
+                        stored.append((obj, k, obj[k]))
+                    elif _walkable(v):
+                        later.append(v)
+            elif type(obj) is list:
+                for i, v in enumerate(obj):
+                    if isinstance(v, _Input) and id(v) in numbers:
+                        obj[i] = numbers[id(v)]
+                    elif _walkable(v):
+                        later.append(v)
+            elif type(obj) is tuple:
+                later.extend(v for v in obj if _walkable(v))
+            else:
+                d = getattr(obj, "__dict__", None)
+                if type(d) is dict:
+                    later.append(d)
+        frontier = later
+    return stored
+
+
+def _walkable(v: Any) -> bool:
+    """Whether ``_put_back`` looks inside ``v``: a container or a plain object, not an
+    array, a tensor, a class, a function or a module."""
+    t = type(v)
+    if t is dict or t is list or t is tuple:
+        return True
+    return hasattr(v, "__dict__") and not isinstance(
+        v, (Tensor, np.ndarray, type, types.ModuleType, types.FunctionType, types.MethodType,
+            types.BuiltinFunctionType))
 
 
 def _plain(x: Any, how: str) -> Any:
@@ -283,6 +354,10 @@ class Recorder(_context.listening_to):
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)
+        # the listener's closures hold the recorder (a cycle, which the collector, off
+        # while recording, would free only later): let go of them, so that the log and
+        # what it names go as soon as the program is built (NumberInputs.settle)
+        del self.on_call, self.on_effect
         if exc[0] is None:
             self.check("found at the end of the recording")
 
@@ -353,3 +428,9 @@ class Write:
         # in place: value is a Tensor; before, t's values before (a tensor of the step);
         # src, the stand-in the op read that shares t's array
         self.inplace, self.before, self.src = inplace, before, src
+
+    def lower(self, b: Any) -> None:
+        b.write(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("write", self.what, p.ref(self.t), p.seen(self.value))
