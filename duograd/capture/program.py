@@ -128,12 +128,20 @@ def _with_releases(code: list, instructions: list, template: Any) -> list:
 
 
 class Program:
-    """One recorded step, compiled: instructions over a list of slots."""
+    """One recorded step, compiled: instructions over a list of slots. Every field is
+    declared here: those of the draft (``lowering.Builder.build``), those ``Compiled``
+    fills after the recording (what ``fn`` read, the number arguments, the fingerprints),
+    and those the first replay fills (the finished code)."""
+
+    backend: str = "numpy"  # which backend runs it (``xla.XlaProgram``: "xla")
 
     def __init__(self, draft: dict, reuse_buffers: bool | None = None) -> None:
         self._draft = draft
         self._reuse_buffers = reuse_buffers
         self._code: list | None = None
+        self.instructions: list = []     # the finished instructions (``instructions.Instr``)
+        self.labels: list = []           # each one's label, for errors
+        self._freeing: list = []         # the replay loop's tuples (``_with_releases``)
         self.values = draft["values"]
         self.arg_slots = draft["arg_slots"]
         self.guards = draft["guards"]
