@@ -21,6 +21,8 @@ from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
 from .reads import plain_reads
+from .refs import (Arg, Argument, Const, Dict, External, Named, Object, ObjectKey, Record, Slot,
+                   Value)
 from .recording import NumberInputs, Recorder, signature
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
@@ -65,9 +67,9 @@ class Printer:
         self.rec = rec
         self.where: dict[int, Any] = {}
         for i, leaf in enumerate(leaves):
-            self.where[id(leaf)] = ("arg", i)
+            self.where[id(leaf)] = Arg(i)
             if isinstance(leaf, Tensor):
-                self.where[id(leaf._data)] = ("arg", i)
+                self.where[id(leaf._data)] = Arg(i)
         self.constants = {id(t) for t in _CONSTANTS.values()}
 
     def seen(self, x: Any) -> Any:
@@ -79,14 +81,14 @@ class Printer:
         if d is None and isinstance(t, Tensor):
             d = where.get(id(t._data))
             if d is None:
-                d = ("const", _fingerprint(t._data)) \
-                    if id(t) in self.rec.made or id(t) in self.constants else ("external", id(t))
+                d = Const(_fingerprint(t._data)) \
+                    if id(t) in self.rec.made or id(t) in self.constants else External(id(t))
         return d
 
     def source(self, x: Any) -> Any:
         """A ``Derive``'s source: where it came from, else its value."""
         d = self.ref(x)
-        return d if d is not None else ("value", _fingerprint(x))
+        return d if d is not None else Value(_fingerprint(x))
 
     def kw(self, kw: Any) -> Any:
         return _print_kw(kw, self.where)
@@ -96,9 +98,9 @@ class Printer:
 
     def made(self, k: int, out: Any) -> None:
         if out is not None:
-            self.where.setdefault(id(out), ("record", k))
+            self.where.setdefault(id(out), Record(k))
             if isinstance(out, Tensor):
-                self.where.setdefault(id(out._data), ("record", k))
+                self.where.setdefault(id(out._data), Record(k))
 
 
 def fingerprint(rec: Recorder, leaves: list) -> list:
@@ -127,17 +129,15 @@ def _first_difference(old: list, new: list) -> int | None:
 
 
 def _describe_ref(r: Any) -> str:
-    if r is None:
-        return "?"
-    if r[0] == "arg":
-        return f"argument {r[1]}"
-    if r[0] == "record":
-        return f"the result of operation {r[1]}"
-    if r[0] == "const":
+    if type(r) is Arg:
+        return f"argument {r.index}"
+    if type(r) is Record:
+        return f"the result of operation {r.index}"
+    if type(r) is Const:
         return "a constant"
-    if r[0] == "external":
+    if type(r) is External:
         return "a tensor read but not given"
-    return str(r[0])
+    return "?"
 
 
 def _describe_print(p: Any, line: str | None = None) -> str:
@@ -504,20 +504,21 @@ def _verification_print(rec: Recorder, leaves: list, program: Program) -> list:
 
 
 def _template_print(t: Any, program: Program) -> Any:
-    kind = t[0]
-    if kind == "slot":
-        return ("const", _fingerprint(program.values[t[1]])) if t[1] in program.const else t
-    if kind == "value":
-        return ("value", _plain_print(t[1]))
-    if kind == "object":
-        return ("object", id(t[1]))
-    if kind == "argument":
+    kind = type(t)
+    if kind is Slot:
+        return Const(_fingerprint(program.values[t.slot])) if t.slot in program.const else t
+    if kind is Value:
+        return Value(_plain_print(t.value))
+    if kind is Object:
+        return ObjectKey(id(t.obj))
+    if kind is Argument:
         return t
-    if kind == "namedtuple":
-        return (kind, t[1], tuple(_template_print(v, program) for v in t[2]))
-    if kind == "dict":
-        return (kind, tuple((k, _template_print(v, program)) for k, v in sorted(t[1].items(), key=repr)))
-    return (kind, tuple(_template_print(v, program) for v in t[1]))
+    if kind is Named:
+        return Named(t.type, tuple(_template_print(v, program) for v in t.items))
+    if kind is Dict:
+        return Dict(tuple((k, _template_print(v, program))
+                          for k, v in sorted(t.items.items(), key=repr)))
+    return kind(tuple(_template_print(v, program) for v in t.items))
 
 
 def _plain_print(x: Any) -> Any:
@@ -537,7 +538,7 @@ def _plain_print(x: Any) -> Any:
         return (type(x).__name__, tuple(_plain_print(v) for v in x))
     if isinstance(x, dict):
         return ("dict", tuple((repr(k), _plain_print(v)) for k, v in x.items()))
-    return ("object", id(x))
+    return ObjectKey(id(x))
 
 
 def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:

@@ -18,6 +18,7 @@ from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from ..autograd import WithConstant
 from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
 from .recording import Recorder, Write, warn_at_user_line
+from .refs import Arg, Argument, Dict, List, Made, Named, Object, Slot, Tuple, Value, leaf_key, slots_in
 
 
 def _kernel(op: Any, kw: dict) -> Any:
@@ -62,7 +63,7 @@ class Builder:
             elif isinstance(leaf, Tensor):
                 self.by_tensor[id(leaf)] = s
                 self.by_array[id(leaf._data)] = s
-                self.objects[s] = ("arg", i)
+                self.objects[s] = Arg(i)
                 self.arg_slots.append((s, True))
             else:
                 self.by_array[id(leaf)] = s
@@ -220,13 +221,13 @@ class Builder:
         if s in self.objects:
             return self.objects[s]
         if id(t) in self.rec.made:
-            self.objects[s] = ("made", s, t.requires_grad)
+            self.objects[s] = Made(s, t.requires_grad)
             return self.objects[s]
-        return ("object", t)
+        return Object(t)
 
     @staticmethod
     def _leaf_key(ref: Any) -> Any:
-        return ref if ref[0] != "object" else ("object", id(ref[1]))
+        return leaf_key(ref)
 
     def derive(self, e: Derive) -> None:
         # (an array argument's, or a number argument's: ``x * lr``'s 0-d array of lr)
@@ -315,7 +316,7 @@ class Builder:
 
         def outlives(p: Tensor) -> bool:  # a tensor read but not given, not one of this call
             s = self.by_tensor.get(id(p))
-            return id(p) not in self.rec.made and (s is None or self.objects.get(s, ("",))[0] != "arg")
+            return id(p) not in self.rec.made and (s is None or type(self.objects.get(s)) is not Arg)
         plan = FlatUpdate.plan(opt, e.grads, _write) if all(map(outlives, opt.params)) else None
         if plan is None:
             return self.host(Host(e.fn, (opt,), {}))
@@ -354,8 +355,8 @@ class Builder:
         if id(t) in self.rec.made:
             return  # a tensor of the step itself: later reads read slot s, nothing to write
         ref = self.objects.get(old) if old is not None else None
-        if ref is None or ref[0] != "arg":
-            ref = ("object", t)
+        if type(ref) is not Arg:
+            ref = Object(t)
         copy_v = s in self.const
 
         def write(env, st, ref=ref, s=s, copy_v=copy_v):
@@ -374,7 +375,7 @@ class Builder:
         old = self.slot(t)
         arg = self.objects.get(old)
         external = any(old == k for _, k in self.externals)
-        if not external and (arg is None or arg[0] != "arg") and old in self.const:
+        if not external and type(arg) is not Arg and old in self.const:
             if e.before is not None:
                 self.values[old] = e.before  # what the reads before the write saw
             self.check_not_a_view(old, t, e)
@@ -386,15 +387,15 @@ class Builder:
             self.by_tensor[id(t)] = s
             self.by_array[id(t._data)] = s
             return
-        if arg is not None and arg[0] == "arg":
+        if type(arg) is Arg:
             ref = arg
         elif external:
-            ref = ("object", t)
+            ref = Object(t)
         else:
-            ref = ("slot", old)  # a result of the step's kernels: written in place
+            ref = Slot(old)  # a result of the step's kernels: written in place
 
         def write_in_place(env, st, ref=ref, s=s, old=old):
-            if ref[0] == "slot":
+            if type(ref) is Slot:
                 arr = env[old]
             else:
                 arr = st.resolve(ref, env)._data
@@ -410,22 +411,25 @@ class Builder:
         if isinstance(obj, Tensor):
             s = self.by_tensor.get(id(obj))
             if s is None:
-                return ("object", obj)  # returned as it is (an argument's or a model's tensor)
-            if s in self.objects and self.objects[s][0] == "arg":
-                return ("argument", self.objects[s][1])
+                return Object(obj)  # returned as it is (an argument's or a model's tensor)
+            ref = self.objects.get(s)
+            if type(ref) is Arg:
+                return Argument(ref.index)
             if id(obj) in self.rec.made and obj.requires_grad:  # a leaf fn made: its .grad too
-                self.objects.setdefault(s, ("made", s, True))
-            return ("slot", s)
+                self.objects.setdefault(s, Made(s, True))
+            return Slot(s)
         if isinstance(obj, tuple) and type(obj) is not tuple:  # a named tuple
-            return ("namedtuple", type(obj), tuple(self.output(v) for v in obj))
-        if isinstance(obj, (list, tuple)):
-            return (type(obj).__name__, [self.output(v) for v in obj])
+            return Named(type(obj), tuple(self.output(v) for v in obj))
+        if isinstance(obj, list):
+            return List([self.output(v) for v in obj])
+        if isinstance(obj, tuple):
+            return Tuple([self.output(v) for v in obj])
         if isinstance(obj, dict):
-            return ("dict", {k: self.output(v) for k, v in obj.items()})
+            return Dict({k: self.output(v) for k, v in obj.items()})
         if isinstance(obj, (np.ndarray, np.generic)):
             warn_at_user_line("dg.compile: fn returned a NumPy value computed outside duograd; a "
                               "replay returns the recorded value unchanged (return a Tensor instead)")
-        return ("value", obj)
+        return Value(obj)
 
     def build(self, result: Any) -> dict:
         """The draft: what ``program.Program`` needs (its code finished at the first replay)."""
@@ -457,18 +461,3 @@ class Builder:
 
 def _cast_to(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return a.astype(dtype)
-
-
-def slots_in(template: Any) -> list[int]:
-    """The slots an output template reads."""
-    kind = template[0]
-    if kind == "slot":
-        return [template[1]]
-    if kind in ("list", "tuple"):
-        return [s for v in template[1] for s in slots_in(v)]
-    if kind == "namedtuple":
-        return [s for v in template[2] for s in slots_in(v)]
-    if kind == "dict":
-        return [s for v in template[1].values() for s in slots_in(v)]
-    return []
-
