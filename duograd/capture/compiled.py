@@ -20,6 +20,7 @@ from .._context import Host
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
+from . import trees
 from .reads import plain_reads
 from .refs import (Arg, Argument, Const, Dict, External, Named, Object, ObjectKey, Record, Slot,
                    Value)
@@ -30,32 +31,33 @@ CACHE_SIZE = 8             # programs kept per compiled function (least recently
 
 # ---------------------------------------------------------------- recheck_every
 
-def _fingerprint(value: Any) -> Any:
-    """A comparable stand-in for a keyword parameter or a constant's value."""
-    if isinstance(value, np.ndarray):
-        return ("array", value.shape, value.dtype.str,
-                hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest())
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_fingerprint(v) for v in value))
-    if isinstance(value, dict):
-        return tuple((k, _fingerprint(v)) for k, v in sorted(value.items()))
-    if isinstance(value, slice):
-        return ("slice", value.start, value.stop, value.step)
-    if type(value) is float:  # by its bits: -0.0 is not 0.0
-        return ("float", value.hex())
-    return value
-
-
-def _print_kw(value: Any, where: dict) -> Any:
-    """A keyword parameter's stand-in: an array of this call (an index array derived from an
-    argument) by where it comes from, not by its values; any other array by value."""
-    if isinstance(value, np.ndarray) and id(value) in where:
-        return where[id(value)]
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_print_kw(v, where) for v in value))
-    if isinstance(value, dict):
-        return tuple((k, _print_kw(v, where)) for k, v in sorted(value.items()))
-    return _fingerprint(value)
+def _print(v: Any, where: dict | None = None, by_identity: bool = False) -> Any:
+    """The one comparable stand-in for a value a recording holds (a keyword parameter, a
+    constant, a draw's or host step's argument, a returned or guarded plain value):
+    numbers by their bits (-0.0 is not 0.0, and a number argument by its value), arrays by
+    their values, or, in ``where`` (an array of this call: an index derived from an
+    argument), by where they come from; containers by their items. Anything else is itself
+    (compared by ``==``) or, with ``by_identity``, its identity (a Tensor, an optimizer)."""
+    if isinstance(v, np.ndarray):
+        if where is not None and id(v) in where:
+            return where[id(v)]
+        return ("array", v.shape, v.dtype.str,
+                hashlib.sha1(np.ascontiguousarray(v).tobytes()).hexdigest())
+    if isinstance(v, _Input):
+        return ("number", _number_key(v._dg_value))
+    if isinstance(v, float):
+        return ("float", float.hex(v))
+    if isinstance(v, (bool, int, str, type(None))):
+        return (type(v).__name__, v)
+    if isinstance(v, np.generic):
+        return ("generic", v.dtype.str, v.tobytes())
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_print(x, where, by_identity) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((repr(k), _print(x, where, by_identity)) for k, x in v.items()))
+    if isinstance(v, slice):
+        return ("slice", _print(v.start), _print(v.stop), _print(v.step))
+    return ObjectKey(id(v)) if by_identity else v
 
 
 class Printer:
@@ -81,20 +83,20 @@ class Printer:
         if d is None and isinstance(t, Tensor):
             d = where.get(id(t._data))
             if d is None:
-                d = Const(_fingerprint(t._data)) \
+                d = Const(_print(t._data)) \
                     if id(t) in self.rec.made or id(t) in self.constants else External(id(t))
         return d
 
     def source(self, x: Any) -> Any:
         """A ``Derive``'s source: where it came from, else its value."""
         d = self.ref(x)
-        return d if d is not None else Value(_fingerprint(x))
+        return d if d is not None else Value(_print(x))
 
     def kw(self, kw: Any) -> Any:
-        return _print_kw(kw, self.where)
+        return _print(kw, self.where)
 
     def value(self, v: Any) -> Any:
-        return _fingerprint(v)
+        return _print(v)
 
     def made(self, k: int, out: Any) -> None:
         if out is not None:
@@ -192,8 +194,8 @@ def _as_tensors(args: tuple, kwargs: dict, leaves: list) -> tuple[tuple, dict, l
                 t = memo[id(obj)] = _wrap(obj)
             return t
         return obj
-    args = tuple(_map_items(a, tensor) for a in args)
-    kwargs = {k: _map_items(v, tensor) for k, v in kwargs.items()}
+    args = tuple(trees.map_leaves(a, tensor) for a in args)
+    kwargs = {k: trees.map_leaves(v, tensor) for k, v in kwargs.items()}
     wrapped = frozenset(i for i, x in enumerate(leaves) if isinstance(x, np.ndarray))
     return args, kwargs, [memo[id(x)] if isinstance(x, np.ndarray) else x for x in leaves], wrapped
 
@@ -431,21 +433,9 @@ def _number_key(x: Any) -> Any:
     return x.hex() if type(x) is float else x
 
 
-def _map_items(obj: Any, f: Callable[[Any], Any]) -> Any:
-    """``obj`` with ``f`` applied to everything in it that is not a list, tuple (named
-    tuples included) or dict, the containers rebuilt around the results."""
-    if type(obj) in (list, tuple):
-        return type(obj)(_map_items(v, f) for v in obj)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*[_map_items(v, f) for v in obj])
-    if type(obj) is dict:
-        return {k: _map_items(v, f) for k, v in obj.items()}
-    return f(obj)
-
-
 def _plain_numbers(obj: Any) -> Any:
     """``fn``'s result with each number argument in it as the plain number."""
-    return _map_items(obj, lambda x: x._dg_value if isinstance(x, _Input) else x)
+    return trees.map_leaves(obj, lambda x: x._dg_value if isinstance(x, _Input) else x)
 
 
 def _same_numbers(numbers: tuple, leaves: list) -> bool:
@@ -497,18 +487,18 @@ def _verification_print(rec: Recorder, leaves: list, program: Program) -> list:
     the result's constants and plain values, host steps' arguments, guarded attributes."""
     prints = fingerprint(rec, leaves)
     prints.append(("result", _template_print(program.template, program)))
-    prints.append(("hosts", [(_plain_print(e.args), _plain_print(e.kw)) for e in rec.log
+    prints.append(("hosts", [(_print(e.args, by_identity=True), _print(e.kw, by_identity=True)) for e in rec.log
                              if type(e) is Host]))
-    prints.append(("attrs", [(name, _plain_print(v)) for _, name, v in rec.attrs.values()]))
+    prints.append(("attrs", [(name, _print(v, by_identity=True)) for _, name, v in rec.attrs.values()]))
     return prints
 
 
 def _template_print(t: Any, program: Program) -> Any:
     kind = type(t)
     if kind is Slot:
-        return Const(_fingerprint(program.values[t.slot])) if t.slot in program.const else t
+        return Const(_print(program.values[t.slot])) if t.slot in program.const else t
     if kind is Value:
-        return Value(_plain_print(t.value))
+        return Value(_print(t.value, by_identity=True))
     if kind is Object:
         return ObjectKey(id(t.obj))
     if kind is Argument:
@@ -519,26 +509,6 @@ def _template_print(t: Any, program: Program) -> Any:
         return Dict(tuple((k, _template_print(v, program))
                           for k, v in sorted(t.items.items(), key=repr)))
     return kind(tuple(_template_print(v, program) for v in t.items))
-
-
-def _plain_print(x: Any) -> Any:
-    """A comparable stand-in for a plain value: numbers by their bits, containers by their
-    items, arrays by their values, anything else (a Tensor, an optimizer) by identity."""
-    if isinstance(x, _Input):
-        return ("number", _number_key(x._dg_value))
-    if isinstance(x, (bool, int, str, type(None))):
-        return (type(x).__name__, x)
-    if isinstance(x, float):
-        return ("float", float.hex(x))
-    if isinstance(x, np.generic):
-        return ("generic", x.dtype.str, x.tobytes())
-    if isinstance(x, np.ndarray):
-        return _fingerprint(x)
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, tuple(_plain_print(v) for v in x))
-    if isinstance(x, dict):
-        return ("dict", tuple((repr(k), _plain_print(v)) for k, v in x.items()))
-    return ObjectKey(id(x))
 
 
 def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:

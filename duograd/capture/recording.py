@@ -20,36 +20,45 @@ import numpy as np
 from .. import _context, _versions, autograd
 from .._context import Draw, Host, Update
 from .._tensor import Tensor, _Input
-from .trees import leaves_of
+from . import trees
 
 
-def _flatten(obj: Any, leaves: list, where: str) -> Any:
-    """A hashable key of ``obj`` with each Tensor or array replaced by its spec; the
-    Tensors and arrays themselves go to ``leaves`` in order."""
-    if isinstance(obj, Tensor):
-        leaves.append(obj)
-        d = obj._data
-        return ("T", d.shape, d.dtype.str, obj.requires_grad, d.flags.c_contiguous)
-    if isinstance(obj, np.ndarray):
-        if obj.dtype.kind not in "biuf":
-            raise TypeError(f"dg.compile: {where} is an array of dtype {obj.dtype} (shape "
-                            f"{obj.shape}), which cannot be part of a signature; pass numbers "
-                            "as a numeric array or a Tensor")
-        leaves.append(obj)
-        return ("A", obj.shape, obj.dtype.str, obj.flags.c_contiguous)
-    if isinstance(obj, (list, tuple)):
-        return (type(obj).__name__,
-                tuple(_flatten(v, leaves, f"{where}[{i}]") for i, v in enumerate(obj)))
-    if isinstance(obj, dict):
-        return ("dict", tuple((k, _flatten(obj[k], leaves, f"{where}[{k!r}]"))
-                              for k in sorted(obj, key=repr)))
-    try:
-        hash(obj)
-    except TypeError:
-        raise TypeError(f"dg.compile: {where} of type {type(obj).__name__} cannot be part of a "
-                        "signature (it is compared by value, so it must be hashable); pass "
-                        "Tensors, NumPy arrays or plain Python values") from None
-    return ("V", type(obj), obj)
+def _key(obj: Any, leaves: list, where: str) -> Any:
+    """A hashable key of argument ``obj``: its structure (``trees.flatten``) and each
+    leaf's spec, a Tensor or array by its type, shape, dtype and layout (it goes to
+    ``leaves``), any other value by itself (it must be hashable)."""
+    items: list = []
+    structure = trees.flatten(obj, items)
+    specs = []
+    for k, x in enumerate(items):
+        if isinstance(x, Tensor):
+            leaves.append(x)
+            d = x._data
+            specs.append(("T", d.shape, d.dtype.str, x.requires_grad, d.flags.c_contiguous))
+        elif isinstance(x, np.ndarray):
+            if x.dtype.kind not in "biuf":
+                raise TypeError(f"dg.compile: {_place(obj, k, where)} is an array of dtype "
+                                f"{x.dtype} (shape {x.shape}), which cannot be part of a "
+                                "signature; pass numbers as a numeric array or a Tensor")
+            leaves.append(x)
+            specs.append(("A", x.shape, x.dtype.str, x.flags.c_contiguous))
+        else:
+            try:
+                hash(x)
+            except TypeError:
+                raise TypeError(f"dg.compile: {_place(obj, k, where)} of type {type(x).__name__} "
+                                "cannot be part of a signature (it is compared by value, so it "
+                                "must be hashable); pass Tensors, NumPy arrays or plain Python "
+                                "values") from None
+            specs.append(("V", type(x), x.hex() if type(x) is float else x))  # (-0.0 by its bits)
+    return structure, tuple(specs)
+
+
+def _place(obj: Any, k: int, where: str) -> str:
+    """Where leaf ``k`` of argument ``obj`` (named ``where``) is, for an error."""
+    paths: list = []
+    trees.flatten(obj, [], paths, where)
+    return paths[k]
 
 
 def _aliases(leaves: list) -> tuple | None:
@@ -78,7 +87,7 @@ def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any
             leaves.append(a)
             parts.append(t)
         else:
-            parts.append(_flatten(a, leaves, f"argument {i}"))
+            parts.append(_key(a, leaves, f"argument {i}"))
     named = []
     for k in sorted(kwargs):
         a = kwargs[k]
@@ -88,7 +97,7 @@ def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any
             leaves.append(a)
             named.append((k, t))
         else:
-            named.append((k, _flatten(a, leaves, f"argument {k!r}")))
+            named.append((k, _key(a, leaves, f"argument {k!r}")))
     arrays = [x for x in leaves if type(x) is not float and type(x) is not int] if places \
         else leaves
     key = (tuple(parts), tuple(named), autograd.is_grad_enabled(),
@@ -143,7 +152,7 @@ class NumberInputs:
         """After ``fn`` ran: a number held by a record other than a ``Derive`` of it (an
         op's keyword, a draw's or host step's argument) or returned is static."""
         def held(obj: Any, how: str) -> None:
-            for x in leaves_of(obj):
+            for x in trees.leaves_of(obj):
                 if isinstance(x, _Input) and x._dg_inputs is self:
                     self.static.setdefault(x._dg_leaf, how)
         for e in log:

@@ -1,51 +1,72 @@
-"""The one walk over the containers of a step's arguments and results: lists, tuples
-(named tuples included) and dicts, everything else a leaf. The signature
-(``recording.signature``), the arguments' stand-ins while recording
-(``compiled.Compiled``) and the numbers' uses (``recording.NumberInputs``) all walk
-through here.
+"""The one walk over the containers of a step's arguments and results: lists, tuples,
+named tuples and dicts (exactly those types; anything else, a subclass of list or dict
+included, is a leaf). The signature (``recording.signature``), the arguments' stand-ins
+while recording and the result's plain numbers (``compiled``), and the numbers' uses
+(``recording.NumberInputs``) all walk through here.
 
->>> map_leaves({"a": [1, 2], "b": (3,)}, lambda v: v * 10)
-{'a': [10, 20], 'b': (30,)}
->>> list(leaves_of([1, {"k": (2, 3)}]))
-[1, 2, 3]
+``flatten`` lists the leaves and gives the structure, a hashable value (a dict's keys in
+its own order: two dicts with their items in another order are another structure, since
+``fn`` may iterate them); ``unflatten`` rebuilds a structure around new leaves.
+
+>>> leaves = []
+>>> s = flatten({"a": [1, 2], "b": (3,)}, leaves)
+>>> leaves, unflatten(s, iter([10, 20, 30]))
+([1, 2, 3], {'a': [10, 20], 'b': (30,)})
+>>> map_leaves([1, (2, {"k": 3})], lambda v: -v)
+[-1, (-2, {'k': -3})]
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable, Iterator
 
-
-def is_namedtuple(obj: Any) -> bool:
-    return isinstance(obj, tuple) and hasattr(type(obj), "_fields")
+LEAF = None  # the structure of a leaf
 
 
-def children(obj: Any) -> list | None:
-    """The items of a container (a dict's values, in its order), or None for a leaf."""
+def _is_container(obj: Any) -> bool:
     t = type(obj)
-    if t is list or t is tuple or is_namedtuple(obj):
-        return list(obj)
+    return t is list or t is tuple or t is dict or (isinstance(obj, tuple) and hasattr(t, "_fields"))
+
+
+def flatten(obj: Any, leaves: list, paths: list | None = None, where: str = "") -> Any:
+    """Append ``obj``'s leaves to ``leaves`` (depth first, in order) and return its
+    structure: ``LEAF``, or ``(type, keys, children)`` (``keys`` a dict's, else None).
+    With ``paths``, each leaf's place (``where[1]['k']``) is appended there too."""
+    t = type(obj)
+    if t is list or t is tuple or (t is not dict and isinstance(obj, tuple) and hasattr(t, "_fields")):
+        return (t, None, tuple(flatten(v, leaves, paths, f"{where}[{i}]") for i, v in enumerate(obj)))
     if t is dict:
-        return list(obj.values())
-    return None
+        return (dict, tuple(obj), tuple(flatten(v, leaves, paths, f"{where}[{k!r}]")
+                                        for k, v in obj.items()))
+    leaves.append(obj)
+    if paths is not None:
+        paths.append(where)
+    return LEAF
 
 
-def leaves_of(obj: Any) -> Iterator[Any]:
-    """Every leaf inside ``obj``, depth first, in order."""
-    items = children(obj)
-    if items is None:
-        yield obj
-        return
-    for v in items:
-        yield from leaves_of(v)
+def unflatten(structure: Any, leaves: Iterator[Any]) -> Any:
+    """The container ``structure`` describes, its leaves taken from ``leaves`` in order."""
+    if structure is LEAF:
+        return next(leaves)
+    t, keys, children = structure
+    if t is dict:
+        return {k: unflatten(c, leaves) for k, c in zip(keys, children)}
+    items = [unflatten(c, leaves) for c in children]
+    return t(items) if t is list or t is tuple else t(*items)
+
+
+def leaves_of(obj: Any) -> list:
+    """Every leaf inside ``obj``, in order."""
+    leaves: list = []
+    flatten(obj, leaves)
+    return leaves
 
 
 def map_leaves(obj: Any, f: Callable[[Any], Any]) -> Any:
-    """``obj`` with ``f`` applied to each leaf, the containers rebuilt around the results."""
-    t = type(obj)
-    if t is list or t is tuple:
-        return t(map_leaves(v, f) for v in obj)
-    if is_namedtuple(obj):
-        return t(*[map_leaves(v, f) for v in obj])
-    if t is dict:
-        return {k: map_leaves(v, f) for k, v in obj.items()}
-    return f(obj)
+    """``obj`` with ``f`` applied to each leaf, the containers rebuilt around the results
+    (``obj`` itself when it is a leaf)."""
+    if not _is_container(obj):
+        return f(obj)
+    leaves: list = []
+    structure = flatten(obj, leaves)
+    return unflatten(structure, map(f, leaves))
