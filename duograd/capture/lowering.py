@@ -290,16 +290,8 @@ class Builder:
 
     def host(self, e: Host) -> None:
         self.hosts.append(e.args)
-        snapshot = [False]  # set by the passes: whether anything that can fail runs after it
         self.cleared.clear()  # a host step may read .grad
-
-        def host(env, st, fn=e.fn, fargs=e.args, fkw=e.kw, snapshot=snapshot):
-            if snapshot[0]:
-                st.before_host(fargs)
-            st.commit()
-            fn(*fargs, **fkw)
-        host.snapshot = snapshot
-        self.code.append(Instr(EFFECT, host, None, None, None, [],
+        self.code.append(Instr(EFFECT, HostStep(e.fn, e.args, e.kw), None, None, None, [],
                                getattr(e.fn, "__qualname__", "host"), "host"))
 
     def update(self, e: Update) -> None:
@@ -322,20 +314,7 @@ class Builder:
             return self.host(Host(e.fn, (opt,), {}))
         self.hosts.append((opt,))  # (recheck's snapshot: the optimizer and its parameters)
         self.cleared.clear()  # it reads .grad
-        snapshot = [False]  # set by the passes: whether anything that can fail runs after it
-
-        def update(env, st, plan=plan, fn=e.fn, opt=opt, snapshot=snapshot):
-            if not plan.prepare(st.pending):  # not as recorded (a gradient missing): eagerly
-                if snapshot[0]:
-                    st.before_host((opt,))
-                st.commit()
-                fn(opt)
-                return
-            if snapshot[0]:
-                plan.save(st)
-            plan.run()
-        update.snapshot = snapshot
-        self.code.append(Instr(EFFECT, update, None, None, None, [],
+        self.code.append(Instr(EFFECT, UpdateStep(plan, e.fn, opt), None, None, None, [],
                                getattr(e.fn, "__qualname__", "step"), "update"))
 
     def write(self, e: Write) -> None:
@@ -457,6 +436,44 @@ class Builder:
                     dtypes=self.dtypes, values=values, arg_slots=self.arg_slots, guards=guards,
                     template=template, const=self.const, strided=self.strided, attrs=attrs,
                     hosts=self.hosts, draws=self.draws)
+
+
+class HostStep:
+    """The instruction of a host step: commits the held-back ``.grad`` writes and runs
+    ``fn(*args, **kw)``. ``snapshot`` (set by ``passes.finish``): whether something that
+    can fail runs after it, so that it first snapshots what the step changes."""
+
+    __slots__ = ("fn", "args", "kw", "snapshot")
+
+    def __init__(self, fn: Callable, args: tuple, kw: dict) -> None:
+        self.fn, self.args, self.kw, self.snapshot = fn, args, kw, False
+
+    def __call__(self, env: list, st: Any) -> None:
+        if self.snapshot:
+            st.before_host(self.args)
+        st.commit()
+        self.fn(*self.args, **self.kw)
+
+
+class UpdateStep:
+    """The instruction of an optimizer's update run as the program's own kernels
+    (``Builder.update``); ``snapshot`` as ``HostStep``'s."""
+
+    __slots__ = ("plan", "fn", "opt", "snapshot")
+
+    def __init__(self, plan: Any, fn: Callable, opt: Any) -> None:
+        self.plan, self.fn, self.opt, self.snapshot = plan, fn, opt, False
+
+    def __call__(self, env: list, st: Any) -> None:
+        if not self.plan.prepare(st.pending):  # not as recorded (a gradient missing): eagerly
+            if self.snapshot:
+                st.before_host((self.opt,))
+            st.commit()
+            self.fn(self.opt)
+            return
+        if self.snapshot:
+            self.plan.save(st)
+        self.plan.run()
 
 
 def _cast_to(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
