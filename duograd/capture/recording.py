@@ -25,33 +25,36 @@ from . import trees
 
 def _key(obj: Any, leaves: list, where: str) -> Any:
     """A hashable key of argument ``obj``: its structure (``trees.flatten``) and each
-    leaf's spec, a Tensor or array by its type, shape, dtype and layout (it goes to
-    ``leaves``), any other value by itself (it must be hashable)."""
+    leaf's spec (``_spec``)."""
+    if not trees.is_container(obj):  # (the common case, on every call: a Tensor, an array)
+        return _spec(obj, leaves, obj, 0, where)
     items: list = []
     structure = trees.flatten(obj, items)
-    specs = []
-    for k, x in enumerate(items):
-        if isinstance(x, Tensor):
-            leaves.append(x)
-            d = x._data
-            specs.append(("T", d.shape, d.dtype.str, x.requires_grad, d.flags.c_contiguous))
-        elif isinstance(x, np.ndarray):
-            if x.dtype.kind not in "biuf":
-                raise TypeError(f"dg.compile: {_place(obj, k, where)} is an array of dtype "
-                                f"{x.dtype} (shape {x.shape}), which cannot be part of a "
-                                "signature; pass numbers as a numeric array or a Tensor")
-            leaves.append(x)
-            specs.append(("A", x.shape, x.dtype.str, x.flags.c_contiguous))
-        else:
-            try:
-                hash(x)
-            except TypeError:
-                raise TypeError(f"dg.compile: {_place(obj, k, where)} of type {type(x).__name__} "
-                                "cannot be part of a signature (it is compared by value, so it "
-                                "must be hashable); pass Tensors, NumPy arrays or plain Python "
-                                "values") from None
-            specs.append(("V", type(x), x.hex() if type(x) is float else x))  # (-0.0 by its bits)
-    return structure, tuple(specs)
+    return structure, tuple(_spec(x, leaves, obj, k, where) for k, x in enumerate(items))
+
+
+def _spec(x: Any, leaves: list, obj: Any, k: int, where: str) -> Any:
+    """A leaf's part of the key: a Tensor or array by its type, shape, dtype and layout
+    (it goes to ``leaves``), any other value by itself (it must be hashable; a float by
+    its bits, so that -0.0 is not 0.0)."""
+    if isinstance(x, Tensor):
+        leaves.append(x)
+        d = x._data
+        return ("T", d.shape, d.dtype.str, x.requires_grad, d.flags.c_contiguous)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"dg.compile: {_place(obj, k, where)} is an array of dtype "
+                            f"{x.dtype} (shape {x.shape}), which cannot be part of a "
+                            "signature; pass numbers as a numeric array or a Tensor")
+        leaves.append(x)
+        return ("A", x.shape, x.dtype.str, x.flags.c_contiguous)
+    try:
+        hash(x)
+    except TypeError:
+        raise TypeError(f"dg.compile: {_place(obj, k, where)} of type {type(x).__name__} "
+                        "cannot be part of a signature (it is compared by value, so it must "
+                        "be hashable); pass Tensors, NumPy arrays or plain Python values") from None
+    return ("V", type(x), x.hex() if type(x) is float else x)
 
 
 def _place(obj: Any, k: int, where: str) -> str:

@@ -23,7 +23,8 @@ from typing import Any, Callable, Iterator
 LEAF = None  # the structure of a leaf
 
 
-def _is_container(obj: Any) -> bool:
+def is_container(obj: Any) -> bool:
+    """Whether ``flatten`` walks into ``obj`` (else it is a leaf)."""
     t = type(obj)
     return t is list or t is tuple or t is dict or (isinstance(obj, tuple) and hasattr(t, "_fields"))
 
@@ -65,7 +66,7 @@ def leaves_of(obj: Any) -> list:
 def map_leaves(obj: Any, f: Callable[[Any], Any]) -> Any:
     """``obj`` with ``f`` applied to each leaf, the containers rebuilt around the results
     (``obj`` itself when it is a leaf)."""
-    if not _is_container(obj):
+    if not is_container(obj):
         return f(obj)
     leaves: list = []
     structure = flatten(obj, leaves)
