@@ -1,6 +1,6 @@
-"""The one walk over the containers of a step's arguments and results: lists, tuples,
-named tuples and dicts (exactly those types; anything else, a subclass of list or dict
-included, is a leaf). The signature (``recording.signature``), the arguments' stand-ins
+"""The one walk over the containers of a step's arguments and results: lists, tuples
+(named tuples included) and dicts, and their subclasses (an ``OrderedDict``); anything
+else is a leaf. The signature (``recording.signature``), the arguments' stand-ins
 while recording and the result's plain numbers (``compiled``), and the numbers' uses
 (``recording.NumberInputs``) all walk through here.
 
@@ -25,20 +25,19 @@ LEAF = None  # the structure of a leaf
 
 def is_container(obj: Any) -> bool:
     """Whether ``flatten`` walks into ``obj`` (else it is a leaf)."""
-    t = type(obj)
-    return t is list or t is tuple or t is dict or (isinstance(obj, tuple) and hasattr(t, "_fields"))
+    return isinstance(obj, (list, tuple, dict))
 
 
 def flatten(obj: Any, leaves: list, paths: list | None = None, where: str = "") -> Any:
     """Append ``obj``'s leaves to ``leaves`` (depth first, in order) and return its
     structure: ``LEAF``, or ``(type, keys, children)`` (``keys`` a dict's, else None).
     With ``paths``, each leaf's place (``where[1]['k']``) is appended there too."""
-    t = type(obj)
-    if t is list or t is tuple or (t is not dict and isinstance(obj, tuple) and hasattr(t, "_fields")):
-        return (t, None, tuple(flatten(v, leaves, paths, f"{where}[{i}]") for i, v in enumerate(obj)))
-    if t is dict:
-        return (dict, tuple(obj), tuple(flatten(v, leaves, paths, f"{where}[{k!r}]")
-                                        for k, v in obj.items()))
+    if isinstance(obj, dict):
+        return (type(obj), tuple(obj), tuple(flatten(v, leaves, paths, f"{where}[{k!r}]")
+                                             for k, v in obj.items()))
+    if isinstance(obj, (list, tuple)):
+        return (type(obj), None,
+                tuple(flatten(v, leaves, paths, f"{where}[{i}]") for i, v in enumerate(obj)))
     leaves.append(obj)
     if paths is not None:
         paths.append(where)
@@ -46,14 +45,26 @@ def flatten(obj: Any, leaves: list, paths: list | None = None, where: str = "") 
 
 
 def unflatten(structure: Any, leaves: Iterator[Any]) -> Any:
-    """The container ``structure`` describes, its leaves taken from ``leaves`` in order."""
+    """The container ``structure`` describes, its leaves taken from ``leaves`` in order (a
+    subclass that cannot be made from its items, a ``defaultdict``, becomes its base)."""
     if structure is LEAF:
         return next(leaves)
     t, keys, children = structure
-    if t is dict:
-        return {k: unflatten(c, leaves) for k, c in zip(keys, children)}
-    items = [unflatten(c, leaves) for c in children]
-    return t(items) if t is list or t is tuple else t(*items)
+    if keys is not None:
+        items = {k: unflatten(c, leaves) for k, c in zip(keys, children)}
+        if t is dict:
+            return items
+    else:
+        items = [unflatten(c, leaves) for c in children]
+        if t is list or t is tuple:
+            return t(items)
+        if hasattr(t, "_fields"):  # a named tuple
+            return t(*items)
+    try:
+        return t(items)
+    except Exception:
+        return dict(items) if keys is not None else list(items) if issubclass(t, list) \
+            else tuple(items)
 
 
 def leaves_of(obj: Any) -> list:
