@@ -1,5 +1,23 @@
 """``dg.compile`` and ``Compiled``: the cache of programs by signature, the recording
-call, and ``recheck_every``'s comparison of two recordings."""
+call, and ``recheck_every``'s comparison of two recordings.
+
+Number arguments, in one place: a Python float or int argument (not a bool, not named
+static) is part of the signature by its type only. While recording it enters ``fn`` as a
+``recording.NumberInput``; where the engine makes a 0-d array of it, the array is a
+``Derive`` from the argument, recomputed by each replay from that call's value. Its uses
+that decide the program make it static, keyed by value (``recording.NumberInputs``: a
+method called in Python, a record that holds it, or alive after the recording let go of
+it). What no method call shows (``math.sqrt(lr)``) is found by the verification: the
+first call with a new value of a number not yet confirmed runs ``fn`` eagerly, records
+again, and compares the two recordings' fingerprints (``Printer``; each record prints
+itself) with the number's own arrays masked; equal, the number is an input from then on
+and the second recording is dropped, not counted in ``.traces``; different, it is keyed by
+value. So a learning-rate sweep records once, as with ``torch.compile``'s automatic dynamic
+shapes, with the difference that the first program already reads the number (torch's is
+specialised to the first value and recompiled at the second): the verification needs a
+recording that holds the number as an input to compare with. Nothing here reads the
+interpreter's internals (no reference counts, no ``gc`` referrers, no ``ctypes``: NumPy's
+global generator is compared through ``np.random.get_state``)."""
 
 from __future__ import annotations
 

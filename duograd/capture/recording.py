@@ -5,6 +5,12 @@ it appends every primitive call, as ``(op, xs, kw, out)``, and every effect, as 
 ``_context``'s effect records (``Accumulate``, ``SetGrad``, ``Derive``, ``Draw``,
 ``Host``), to one log in call order; it notes the Tensors made from data, and warns
 when the step reads a tensor's value into Python or writes one in place.
+
+Also here: the signature of a call (``signature``: one walk of the arguments,
+``trees.flatten``) and the number arguments' stand-ins (``NumberInputs``), which find the
+uses that decide the program from the numbers' own methods, from the records that hold
+them, and from whether they are still alive after the recording (a weak reference),
+never from the interpreter's reference counts or the collector's referrers.
 """
 
 from __future__ import annotations
