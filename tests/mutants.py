@@ -408,6 +408,18 @@ MUTANTS: list[Mutant] = [
            "for leaf, value, life, i in self.refs if life() is not None}",
            "for leaf, value, life, i in self.refs if False}",
            NUMBERS + " -k stored", "a number stored by fn is neither static nor guarded"),
+    # issue 32: the capture package's walker and the numbers' put-back
+    Mutant("C-number-not-put-back", "duograd/capture/recording.py",
+           "                        obj[k] = numbers[id(v)]\n                        stored.append((obj, k, obj[k]))",
+           "                        stored.append((obj, k, numbers[id(v)]))",
+           NUMBERS + " -k attribute", "a number stored by fn into an attribute stays the recording's subclass"),
+    Mutant("C-dict-order-sorted", "duograd/capture/trees.py",
+           "tuple(obj), tuple(flatten(v, leaves, paths, f\"{where}[{k!r}]\")\n"
+           "                                             for k, v in obj.items()))",
+           "tuple(sorted(obj, key=repr)), tuple(flatten(obj[k], leaves, paths, f\"{where}[{k!r}]\")\n"
+           "                                             for k in sorted(obj, key=repr)))",
+           "tests/compiled/test_capture_simpler.py -k order",
+           "a dict argument is keyed in sorted order: the same items in another order replay the first"),
     # ------------------------------------------------------------ forward mode and func
     Mutant("J-last-tangent", "duograd/autograd/engine.py",
            "t_out = ti if t_out is None else t_out + ti", "t_out = ti",
