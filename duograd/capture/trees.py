@@ -76,9 +76,12 @@ def leaves_of(obj: Any) -> list:
 
 def map_leaves(obj: Any, f: Callable[[Any], Any]) -> Any:
     """``obj`` with ``f`` applied to each leaf, the containers rebuilt around the results
-    (``obj`` itself when it is a leaf)."""
+    (``obj`` itself where ``f`` changed nothing: a ``Size`` stays the same object)."""
     if not is_container(obj):
         return f(obj)
     leaves: list = []
     structure = flatten(obj, leaves)
-    return unflatten(structure, map(f, leaves))
+    new = [f(x) for x in leaves]
+    if all(a is b for a, b in zip(new, leaves)):
+        return obj
+    return unflatten(structure, iter(new))
