@@ -133,8 +133,9 @@ class NumberInputs:
       a draw's or a host step's argument, the returned value;
     - a use that outlives the recording (``settle``): once the recording and the
       program built from it let go of their references, a number still alive (a weak
-      reference to it) was stored by ``fn``: into an attribute, an optimizer's options, a
-      list. It is then looked for from the objects ``fn``'s code names (its closure, its
+      reference to a small object that only the number holds, ``_Life``: an int subclass
+      takes no weak reference itself) was stored by ``fn``: into an attribute, an
+      optimizer's options, a list. It is then looked for from the objects ``fn``'s code names (its closure, its
       globals, ``self``), a few containers deep: each dict entry or list item holding it
       gets the plain number back, and a dict entry is guarded (a replay does not store
       it again: another value there records again).
