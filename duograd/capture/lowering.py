@@ -1,8 +1,10 @@
 """Lowering: a recording (``recording.Recorder.log``) becomes a draft program.
 
 Each primitive call becomes a kernel instruction over slots (the op row's ``replay``
-fact gives the kernel), each effect record an effect instruction; constants are folded
-and what nobody reads is dropped. The passes (``passes.py``) finish the draft at the
+fact gives the kernel), each effect record an effect instruction (the record lowers
+itself, ``e.lower(builder)``, which calls the builder's method for its kind: the XLA
+backend's ``XlaBuilder`` overrides them); constants are folded and what nobody reads is
+dropped. References in the program are ``refs``' named records. The passes (``passes.py``) finish the draft at the
 first replay.
 """
 
