@@ -301,6 +301,17 @@ def attr(obj: Any, name: str, value: Any) -> Any:
 
 
 # ---------------------------------------------------------------- effects
+#
+# Each effect record lowers itself into a program (``lower(builder)``: the builder's method
+# for its kind, ``capture.lowering.Builder`` or ``capture.xla.XlaBuilder``) and prints
+# itself for ``dg.compile``'s comparison of two recordings (``fingerprint(p)``, ``p`` a
+# ``capture.compiled.Printer``: ``p.ref(x)`` says where ``x`` came from, ``p.kw(v)`` prints
+# a keyword value, ``p.value(v)`` any other value).
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, "__qualname__", repr(fn))
+
 
 @dataclass(slots=True)
 class Accumulate:
@@ -309,12 +320,24 @@ class Accumulate:
     g: Any
     out: Any
 
+    def lower(self, b: Any) -> None:
+        b.accumulate(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("accumulate", p.ref(self.leaf), p.ref(self.g))
+
 
 @dataclass(slots=True)
 class SetGrad:
     """``t.grad = value`` (``zero_grad``, a user's assignment); ``value`` may be None."""
     t: Any
     value: Any
+
+    def lower(self, b: Any) -> None:
+        b.set_grad(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("set_grad", p.ref(self.t), None if self.value is None else p.ref(self.value))
 
 
 @dataclass(slots=True)
@@ -326,6 +349,13 @@ class Derive:
     kw: dict
     out: Any
 
+    def lower(self, b: Any) -> None:
+        b.derive(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("derive", getattr(self.fn, "__name__", repr(self.fn)), p.kw(self.kw),
+                p.source(self.source))
+
 
 @dataclass(slots=True)
 class Draw:
@@ -334,6 +364,12 @@ class Draw:
     args: tuple
     out: Any
 
+    def lower(self, b: Any) -> None:
+        b.draw(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("draw", _name(self.fn), p.value(self.args))
+
 
 @dataclass(slots=True)
 class Host:
@@ -341,6 +377,12 @@ class Host:
     fn: Callable
     args: tuple
     kw: dict
+
+    def lower(self, b: Any) -> None:
+        b.host(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("host", _name(self.fn), len(self.args))
 
 
 @dataclass(slots=True)
@@ -351,6 +393,12 @@ class Update:
     opt: Any
     fn: Callable
     grads: list
+
+    def lower(self, b: Any) -> None:
+        b.update(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("update", _name(self.fn), id(self.opt), tuple(g is not None for g in self.grads))
 
 
 # ---------------------------------------------------------------- the user's frame

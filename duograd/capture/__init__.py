@@ -64,8 +64,9 @@ int that knows its argument), and where the engine makes a 0-d array of it (``x 
 again from each call's value. A number whose value decides the program is keyed by its
 value instead: one used in Python (its methods: arithmetic with another number, a
 comparison, ``int()``, ``str()``), kept by ``fn`` past the recording (an op's keyword, a host
-step's argument, an attribute: found from its reference count; where it was stored into a
-dict, a replay checks it is still there), or found by the verification: the first call
+step's argument: found in the recording's records; an attribute: found alive, by a weak
+reference, after the recording let go of it, and where it was stored into a dict that
+``fn`` reaches, a replay checks it is still there: ``recording.NumberInputs``), or found by the verification: the first call
 with a new value of a number runs ``fn`` eagerly, records again and compares the two
 recordings with the number's arrays masked (``Compiled._verify``); a difference keys that
 number by value. ``dg.compile(fn, static_argnums=..., static_argnames=...)`` keys numbers

@@ -1,11 +1,28 @@
 """``dg.compile`` and ``Compiled``: the cache of programs by signature, the recording
-call, and ``recheck_every``'s comparison of two recordings."""
+call, and ``recheck_every``'s comparison of two recordings.
+
+Number arguments, in one place: a Python float or int argument (not a bool, not named
+static) is part of the signature by its type only. While recording it enters ``fn`` as a
+``recording.NumberInput``; where the engine makes a 0-d array of it, the array is a
+``Derive`` from the argument, recomputed by each replay from that call's value. Its uses
+that decide the program make it static, keyed by value (``recording.NumberInputs``: a
+method called in Python, a record that holds it, or alive after the recording let go of
+it). What no method call shows (``math.sqrt(lr)``) is found by the verification: the
+first call with a new value of a number not yet confirmed runs ``fn`` eagerly, records
+again, and compares the two recordings' fingerprints (``Printer``; each record prints
+itself) with the number's own arrays masked; equal, the number is an input from then on
+and the second recording is dropped, not counted in ``.traces``; different, it is keyed by
+value. So a learning-rate sweep records once, as with ``torch.compile``'s automatic dynamic
+shapes, with the difference that the first program already reads the number (torch's is
+specialised to the first value and recompiled at the second): the verification needs a
+recording that holds the number as an input to compare with. Nothing here reads the
+interpreter's internals (no reference counts, no ``gc`` referrers, no ``ctypes``: NumPy's
+global generator is compared through ``np.random.get_state``)."""
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import ctypes
 import functools
 import gc
 import hashlib
@@ -17,102 +34,110 @@ import numpy as np
 
 from .. import _context
 from .. import random as dg_random
-from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
+from .._context import Host
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from .lowering import Builder
 from .program import Program, _snapshot
+from . import trees
 from .reads import plain_reads
-from .recording import NumberInputs, Recorder, Write, signature
+from .refs import (Arg, Argument, Const, Dict, External, Named, Object, ObjectKey, Record, Slot,
+                   Value)
+from .recording import NumberInputs, Recorder, signature
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
 
 
 # ---------------------------------------------------------------- recheck_every
 
-def _fingerprint(value: Any) -> Any:
-    """A comparable stand-in for a keyword parameter or a constant's value."""
-    if isinstance(value, np.ndarray):
-        return ("array", value.shape, value.dtype.str,
-                hashlib.sha1(np.ascontiguousarray(value).tobytes()).hexdigest())
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_fingerprint(v) for v in value))
-    if isinstance(value, dict):
-        return tuple((k, _fingerprint(v)) for k, v in sorted(value.items()))
-    if isinstance(value, slice):
-        return ("slice", value.start, value.stop, value.step)
-    if type(value) is float:  # by its bits: -0.0 is not 0.0
-        return ("float", value.hex())
-    return value
+def _print(v: Any, where: dict | None = None, by_identity: bool = False) -> Any:
+    """The one comparable stand-in for a value a recording holds (a keyword parameter, a
+    constant, a draw's or host step's argument, a returned or guarded plain value):
+    numbers by their bits (-0.0 is not 0.0, and a number argument by its value), arrays by
+    their values, or, in ``where`` (an array of this call: an index derived from an
+    argument), by where they come from; containers by their items. Anything else is itself
+    (compared by ``==``) or, with ``by_identity``, its identity (a Tensor, an optimizer)."""
+    if isinstance(v, np.ndarray):
+        if where is not None and id(v) in where:
+            return where[id(v)]
+        return ("array", v.shape, v.dtype.str,
+                hashlib.sha1(np.ascontiguousarray(v).tobytes()).hexdigest())
+    if isinstance(v, _Input):
+        return ("number", _number_key(v._dg_value))
+    if isinstance(v, float):
+        return ("float", float.hex(v))
+    if isinstance(v, (bool, int, str, type(None))):
+        return (type(v).__name__, v)
+    if isinstance(v, np.generic):
+        return ("generic", v.dtype.str, v.tobytes())
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__, tuple(_print(x, where, by_identity) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((repr(k), _print(x, where, by_identity)) for k, x in v.items()))
+    if isinstance(v, slice):
+        return ("slice", _print(v.start), _print(v.stop), _print(v.step))
+    return ObjectKey(id(v)) if by_identity else v
 
 
-def _print_kw(value: Any, where: dict) -> Any:
-    """A keyword parameter's stand-in: an array of this call (an index array derived from an
-    argument) by where it comes from, not by its values; any other array by value."""
-    if isinstance(value, np.ndarray) and id(value) in where:
-        return where[id(value)]
-    if isinstance(value, (tuple, list)):
-        return (type(value).__name__, tuple(_print_kw(v, where) for v in value))
-    if isinstance(value, dict):
-        return tuple((k, _print_kw(v, where)) for k, v in sorted(value.items()))
-    return _fingerprint(value)
+class Printer:
+    """Where each value of one recording came from, for the records' ``fingerprint``
+    methods: an argument, an earlier record, a constant by value, a tensor read but not
+    given by identity."""
 
+    def __init__(self, rec: Recorder, leaves: list) -> None:
+        self.rec = rec
+        self.where: dict[int, Any] = {}
+        for i, leaf in enumerate(leaves):
+            self.where[id(leaf)] = Arg(i)
+            if isinstance(leaf, Tensor):
+                self.where[id(leaf._data)] = Arg(i)
+        self.constants = {id(t) for t in _CONSTANTS.values()}
 
-def fingerprint(rec: Recorder, leaves: list) -> list:
-    """One comparable entry per record of a recording (a primitive call or an effect):
-    what it did, and where each input came from (an argument, an earlier record, a
-    constant by value, a tensor read but not given by identity). Two recordings of the
-    same program have equal fingerprints."""
-    where: dict[int, Any] = {}
-    for i, leaf in enumerate(leaves):
-        where[id(leaf)] = ("arg", i)
-        if isinstance(leaf, Tensor):
-            where[id(leaf._data)] = ("arg", i)
-    constants = {id(t) for t in _CONSTANTS.values()}
+    def seen(self, x: Any) -> Any:
+        return self.where.get(id(x))
 
-    def of(t: Any) -> Any:
+    def ref(self, t: Any) -> Any:
+        where = self.where
         d = where.get(id(t))
         if d is None and isinstance(t, Tensor):
             d = where.get(id(t._data))
             if d is None:
-                d = ("const", _fingerprint(t._data)) if id(t) in rec.made or id(t) in constants \
-                    else ("external", id(t))
+                d = Const(_print(t._data)) \
+                    if id(t) in self.rec.made or id(t) in self.constants else External(id(t))
         return d
 
-    def made(k: int, out: Any) -> None:
-        if out is not None:
-            where.setdefault(id(out), ("record", k))
-            if isinstance(out, Tensor):
-                where.setdefault(id(out._data), ("record", k))
+    def source(self, x: Any) -> Any:
+        """A ``Derive``'s source: where it came from, else its value."""
+        d = self.ref(x)
+        return d if d is not None else Value(_print(x))
 
+    def kw(self, kw: Any) -> Any:
+        return _print(kw, self.where)
+
+    def value(self, v: Any) -> Any:
+        return _print(v)
+
+    def made(self, k: int, out: Any) -> None:
+        if out is not None:
+            self.where.setdefault(id(out), Record(k))
+            if isinstance(out, Tensor):
+                self.where.setdefault(id(out._data), Record(k))
+
+
+def fingerprint(rec: Recorder, leaves: list) -> list:
+    """One comparable entry per record of a recording (a primitive call, or an effect's
+    own ``fingerprint``): what it did, and where each input came from. Two recordings of
+    the same program have equal fingerprints."""
+    p = Printer(rec, leaves)
     prints: list = []
     for k, e in enumerate(rec.log):
         if type(e) is tuple:
             op, xs, kw, out = e
-            prints.append((op.name, tuple(of(x) for x in xs), _print_kw(kw, where),
+            prints.append((op.name, tuple(p.ref(x) for x in xs), p.kw(kw),
                            out._data.shape, out._data.dtype.str))
-            made(k, out)
-        elif type(e) is Derive:
-            src = of(e.source)
-            if src is None and isinstance(e.source, np.ndarray):
-                src = where.get(id(e.source))
-            prints.append(("derive", getattr(e.fn, "__name__", repr(e.fn)), _print_kw(e.kw, where),
-                           src if src is not None else ("value", _fingerprint(e.source))))
-            made(k, e.out)
-        elif type(e) is Draw:
-            prints.append(("draw", getattr(e.fn, "__qualname__", repr(e.fn)), _fingerprint(e.args)))
-            made(k, e.out)
-        elif type(e) is Accumulate:
-            prints.append(("accumulate", of(e.leaf), of(e.g)))
-            made(k, e.out)
-        elif type(e) is SetGrad:
-            prints.append(("set_grad", of(e.t), None if e.value is None else of(e.value)))
-        elif type(e) is Host:
-            prints.append(("host", getattr(e.fn, "__qualname__", repr(e.fn)), len(e.args)))
-        elif type(e) is Update:
-            prints.append(("update", getattr(e.fn, "__qualname__", repr(e.fn)), id(e.opt),
-                           tuple(g is not None for g in e.grads)))
-        elif type(e) is Write:
-            prints.append(("write", e.what, of(e.t), where.get(id(e.value))))
+            p.made(k, out)
+        else:
+            prints.append(e.fingerprint(p))
+            p.made(k, getattr(e, "out", None))
     return prints
 
 
@@ -124,17 +149,15 @@ def _first_difference(old: list, new: list) -> int | None:
 
 
 def _describe_ref(r: Any) -> str:
-    if r is None:
-        return "?"
-    if r[0] == "arg":
-        return f"argument {r[1]}"
-    if r[0] == "record":
-        return f"the result of operation {r[1]}"
-    if r[0] == "const":
+    if type(r) is Arg:
+        return f"argument {r.index}"
+    if type(r) is Record:
+        return f"the result of operation {r.index}"
+    if type(r) is Const:
         return "a constant"
-    if r[0] == "external":
+    if type(r) is External:
         return "a tensor read but not given"
-    return str(r[0])
+    return "?"
 
 
 def _describe_print(p: Any, line: str | None = None) -> str:
@@ -189,8 +212,8 @@ def _as_tensors(args: tuple, kwargs: dict, leaves: list) -> tuple[tuple, dict, l
                 t = memo[id(obj)] = _wrap(obj)
             return t
         return obj
-    args = tuple(_map_items(a, tensor) for a in args)
-    kwargs = {k: _map_items(v, tensor) for k, v in kwargs.items()}
+    args = tuple(trees.map_leaves(a, tensor) for a in args)
+    kwargs = {k: trees.map_leaves(v, tensor) for k, v in kwargs.items()}
     wrapped = frozenset(i for i, x in enumerate(leaves) if isinstance(x, np.ndarray))
     return args, kwargs, [memo[id(x)] if isinstance(x, np.ndarray) else x for x in leaves], wrapped
 
@@ -322,27 +345,29 @@ class Compiled:
     def _record(self, args: tuple, kwargs: dict, leaves: list,
                 fixed: tuple = ()) -> tuple[Any, Program]:
         with _collector_off():
-            return self._record_step(args, kwargs, leaves, fixed)
+            result, program, inputs = self._record_step(args, kwargs, leaves, fixed)
+        if inputs is not None:  # (the recording's own references to the numbers are gone)
+            program.values_read.extend(inputs.settle(_roots(self.fn, program)))
+            program.found = set(inputs.static)
+            program.static_uses = dict(inputs.static)
+        return result, program
 
     def _record_step(self, args: tuple, kwargs: dict, leaves: list,
-                     fixed: tuple) -> tuple[Any, Program]:
+                     fixed: tuple) -> tuple[Any, Program, NumberInputs | None]:
         given = leaves
         places = signature(args, kwargs, self._static)[2]  # (the recording: the slow path)
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
-        inputs, made = None, []
+        inputs = None
         if places:
             inputs = NumberInputs()
-            args, kwargs, leaves, made = _as_numbers(args, kwargs, leaves, places, inputs)
+            args, kwargs, leaves = _as_numbers(args, kwargs, leaves, places, inputs)
         legacy = _legacy_position()  # where NumPy's global generator is
         values, objects = plain_reads(self.fn)
         try:
             with Recorder(lines=self.recheck_every is not None) as rec:
-                if inputs is not None:
-                    inputs.start(made)
                 result = self.fn(*args, **kwargs)
                 if inputs is not None:
-                    inputs.finish(rec.log, own=(kwargs,))
-                    values.extend(inputs.stored)  # where fn stored a number: guarded
+                    inputs.finish(rec.log, result)
                     result = _plain_numbers(result)
         except AttributeError as e:
             if isinstance(getattr(e, "obj", None), Tensor) and wrapped:
@@ -351,36 +376,33 @@ class Compiled:
                     f"(so that NumPy arithmetic on it is recorded), and Tensor has no attribute "
                     f"{e.name!r}: use the Tensor's own method (or compute it outside fn)") from e
             raise
-        if _legacy_position() != legacy:
+        finally:
+            if inputs is not None:
+                inputs.open = False
+        if _legacy_moved(legacy):
             raise RuntimeError(
                 "dg.compile: fn drew random numbers from NumPy's global generator (np.random.*) "
                 "while recording; a replay would reuse the recorded numbers. Draw with "
                 "dg.rand/dg.randn/dg.randint (drawn again by every replay), or draw outside fn "
                 "and pass the numbers as an argument")
-        try:
-            if self.backend == "xla":
-                from .xla import build as xla_build  # (JAX imported only for this backend)
-                program = xla_build(rec, leaves, wrapped, result, self.reuse_buffers)
-            else:
-                program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
-            if self.recheck_every is not None:
-                program.prints = fingerprint(rec, leaves)
-                program.lines = rec.lines
-            program.values_read = values
-            program.objects_read = objects
-            program.fixed = tuple(fixed)
-            program.found = set(inputs.static) if inputs is not None else set()
-            program.static_uses = dict(inputs.static) if inputs is not None else {}
-            program.recorded = {i: _number_key(x) for i, x in enumerate(given)
-                                if type(x) is float or type(x) is int}
-            program.numbers = tuple((i, program.recorded[i]) for _, i in places
-                                    if i not in fixed) or None
-            program.vprint = _verification_print(rec, leaves, program) if program.numbers else None
-        finally:
-            if inputs is not None:
-                inputs.open = False
+        if self.backend == "xla":
+            from .xla import build as xla_build  # (JAX imported only for this backend)
+            program = xla_build(rec, leaves, wrapped, result, self.reuse_buffers)
+        else:
+            program = Program(Builder(rec, leaves, wrapped).build(result), self.reuse_buffers)
+        if self.recheck_every is not None:
+            program.prints = fingerprint(rec, leaves)
+            program.lines = rec.lines
+        program.values_read = values
+        program.objects_read = objects
+        program.fixed = tuple(fixed)
+        program.recorded = {i: _number_key(x) for i, x in enumerate(given)
+                            if type(x) is float or type(x) is int}
+        program.numbers = tuple((i, program.recorded[i]) for _, i in places
+                                if i not in fixed) or None
+        program.vprint = _verification_print(rec, leaves, program) if program.numbers else None
         self.traces += 1
-        return result, program
+        return result, program, inputs
 
     def _recheck(self, key: Any, program: Program, args: tuple, kwargs: dict, leaves: list) -> Any:
         put_back = _state_of(program, leaves)
@@ -429,21 +451,9 @@ def _number_key(x: Any) -> Any:
     return x.hex() if type(x) is float else x
 
 
-def _map_items(obj: Any, f: Callable[[Any], Any]) -> Any:
-    """``obj`` with ``f`` applied to everything in it that is not a list, tuple (named
-    tuples included) or dict, the containers rebuilt around the results."""
-    if type(obj) in (list, tuple):
-        return type(obj)(_map_items(v, f) for v in obj)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return type(obj)(*[_map_items(v, f) for v in obj])
-    if type(obj) is dict:
-        return {k: _map_items(v, f) for k, v in obj.items()}
-    return f(obj)
-
-
 def _plain_numbers(obj: Any) -> Any:
     """``fn``'s result with each number argument in it as the plain number."""
-    return _map_items(obj, lambda x: x._dg_value if isinstance(x, _Input) else x)
+    return trees.map_leaves(obj, lambda x: x._dg_value if isinstance(x, _Input) else x)
 
 
 def _same_numbers(numbers: tuple, leaves: list) -> bool:
@@ -454,19 +464,39 @@ def _same_numbers(numbers: tuple, leaves: list) -> bool:
 
 
 def _as_numbers(args: tuple, kwargs: dict, leaves: list, places: list,
-                inputs: NumberInputs) -> tuple[tuple, dict, list, list]:
+                inputs: NumberInputs) -> tuple[tuple, dict, list]:
     """The call with each number input a ``NumberInput`` of ``inputs``, as ``fn`` sees
     it while recording."""
-    args, kwargs, leaves, made = list(args), dict(kwargs), list(leaves), []
+    args, kwargs, leaves = list(args), dict(kwargs), list(leaves)
     for where, i in places:
-        x = inputs.make(leaves[i], i)
-        leaves[i] = x
+        x = leaves[i] = inputs.make(leaves[i], i)
         if type(where) is int:
             args[where] = x
         else:
             kwargs[where] = x
-        made.append(x)
-    return tuple(args), kwargs, leaves, made
+    return tuple(args), kwargs, leaves
+
+
+def _roots(fn: Any, program: Program) -> list:
+    """Where ``NumberInputs.settle`` looks for a number ``fn`` stored: the objects ``fn``
+    names (its closure, its bound ``self``, the globals its code names, the objects its
+    code reads attributes of)."""
+    roots: list = [obj for _, _, obj in program.objects_read]
+    f = getattr(fn, "__func__", fn)
+    if hasattr(fn, "__self__"):
+        roots.append(fn.__self__)
+    if not hasattr(f, "__code__") and hasattr(type(fn), "__call__"):  # a callable object
+        roots.append(fn)
+        f = getattr(type(fn).__call__, "__func__", type(fn).__call__)
+    for cell in getattr(f, "__closure__", None) or ():
+        try:
+            roots.append(cell.cell_contents)
+        except ValueError:
+            pass
+    code, g = getattr(f, "__code__", None), getattr(f, "__globals__", {})
+    if code is not None:
+        roots.extend(g[n] for n in code.co_names if n in g)
+    return roots
 
 
 def _verification_print(rec: Recorder, leaves: list, program: Program) -> list:
@@ -475,47 +505,28 @@ def _verification_print(rec: Recorder, leaves: list, program: Program) -> list:
     the result's constants and plain values, host steps' arguments, guarded attributes."""
     prints = fingerprint(rec, leaves)
     prints.append(("result", _template_print(program.template, program)))
-    prints.append(("hosts", [(_plain_print(e.args), _plain_print(e.kw)) for e in rec.log
+    prints.append(("hosts", [(_print(e.args, by_identity=True), _print(e.kw, by_identity=True)) for e in rec.log
                              if type(e) is Host]))
-    prints.append(("attrs", [(name, _plain_print(v)) for _, name, v in rec.attrs.values()]))
+    prints.append(("attrs", [(name, _print(v, by_identity=True)) for _, name, v in rec.attrs.values()]))
     return prints
 
 
 def _template_print(t: Any, program: Program) -> Any:
-    kind = t[0]
-    if kind == "slot":
-        return ("const", _fingerprint(program.values[t[1]])) if t[1] in program.const else t
-    if kind == "value":
-        return ("value", _plain_print(t[1]))
-    if kind == "object":
-        return ("object", id(t[1]))
-    if kind == "argument":
+    kind = type(t)
+    if kind is Slot:
+        return Const(_print(program.values[t.slot])) if t.slot in program.const else t
+    if kind is Value:
+        return Value(_print(t.value, by_identity=True))
+    if kind is Object:
+        return ObjectKey(id(t.obj))
+    if kind is Argument:
         return t
-    if kind == "namedtuple":
-        return (kind, t[1], tuple(_template_print(v, program) for v in t[2]))
-    if kind == "dict":
-        return (kind, tuple((k, _template_print(v, program)) for k, v in sorted(t[1].items(), key=repr)))
-    return (kind, tuple(_template_print(v, program) for v in t[1]))
-
-
-def _plain_print(x: Any) -> Any:
-    """A comparable stand-in for a plain value: numbers by their bits, containers by their
-    items, arrays by their values, anything else (a Tensor, an optimizer) by identity."""
-    if isinstance(x, _Input):
-        return ("number", _number_key(x._dg_value))
-    if isinstance(x, (bool, int, str, type(None))):
-        return (type(x).__name__, x)
-    if isinstance(x, float):
-        return ("float", float.hex(x))
-    if isinstance(x, np.generic):
-        return ("generic", x.dtype.str, x.tobytes())
-    if isinstance(x, np.ndarray):
-        return _fingerprint(x)
-    if isinstance(x, (list, tuple)):
-        return (type(x).__name__, tuple(_plain_print(v) for v in x))
-    if isinstance(x, dict):
-        return ("dict", tuple((repr(k), _plain_print(v)) for k, v in x.items()))
-    return ("object", id(x))
+    if kind is Named:
+        return Named(t.type, tuple(_template_print(v, program) for v in t.items))
+    if kind is Dict:
+        return Dict(tuple((k, _template_print(v, program))
+                          for k, v in sorted(t.items.items(), key=repr)))
+    return kind(tuple(_template_print(v, program) for v in t.items))
 
 
 def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:
@@ -541,21 +552,18 @@ def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:
     return frozenset(out)
 
 
-_MT: list = []  # (bit generator, a pointer to its state), cached
-
-
 def _legacy_position() -> Any:
-    """Where NumPy's global generator (``np.random.rand`` and co.) is: any draw moves it.
-    Read from the MT19937 state's position and first word (``np.random.get_state`` copies
-    the whole state: too slow for every recording)."""
-    try:
-        bg = np.random.mtrand._rand._bit_generator
-        if not _MT or _MT[0][0] is not bg:
-            _MT[:] = [(bg, ctypes.cast(bg.ctypes.state, ctypes.POINTER(ctypes.c_uint32)))]
-        p = _MT[0][1]
-        return (p[624], p[0])
-    except Exception:  # another NumPy layout: the slow, public way
-        return np.random.get_state()[2]
+    """Where NumPy's global generator (``np.random.rand`` and co.) is: its whole state, as
+    ``np.random.get_state`` gives it (the key's 624 words, the position, the cached
+    Gaussian); any draw changes it. A copy of 2.5 KiB per recording, compared once."""
+    _, key, pos, has_gauss, gauss = np.random.get_state()
+    return key, pos, has_gauss, gauss
+
+
+def _legacy_moved(before: Any) -> bool:
+    key, pos, has_gauss, gauss = _legacy_position()
+    return pos != before[1] or has_gauss != before[2] or gauss != before[3] or \
+        not np.array_equal(key, before[0])
 
 
 def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool | None = None,

@@ -1,8 +1,10 @@
 """Lowering: a recording (``recording.Recorder.log``) becomes a draft program.
 
 Each primitive call becomes a kernel instruction over slots (the op row's ``replay``
-fact gives the kernel), each effect record an effect instruction; constants are folded
-and what nobody reads is dropped. The passes (``passes.py``) finish the draft at the
+fact gives the kernel), each effect record an effect instruction (the record lowers
+itself, ``e.lower(builder)``, which calls the builder's method for its kind: the XLA
+backend's ``XlaBuilder`` overrides them); constants are folded and what nobody reads is
+dropped. References in the program are ``refs``' named records. The passes (``passes.py``) finish the draft at the
 first replay.
 """
 
@@ -18,6 +20,7 @@ from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from ..autograd import WithConstant
 from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
 from .recording import Recorder, Write, warn_at_user_line
+from .refs import Arg, Argument, Dict, List, Made, Named, Object, Slot, Tuple, Value, leaf_key, slots_in
 
 
 def _kernel(op: Any, kw: dict) -> Any:
@@ -53,8 +56,6 @@ class Builder:
         # in-place writes' stand-ins (the op read t's values through them): id -> t
         self.standins = {id(e.src): e.t for e in rec.log
                          if type(e) is Write and e.inplace and e.src is not None}
-        self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
-                        Draw: self.draw, Host: self.host, Write: self.write, Update: self.update}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
             if i in wrapped:  # an array argument, a Tensor while recording: read as the array
@@ -64,7 +65,7 @@ class Builder:
             elif isinstance(leaf, Tensor):
                 self.by_tensor[id(leaf)] = s
                 self.by_array[id(leaf._data)] = s
-                self.objects[s] = ("arg", i)
+                self.objects[s] = Arg(i)
                 self.arg_slots.append((s, True))
             else:
                 self.by_array[id(leaf)] = s
@@ -222,13 +223,13 @@ class Builder:
         if s in self.objects:
             return self.objects[s]
         if id(t) in self.rec.made:
-            self.objects[s] = ("made", s, t.requires_grad)
+            self.objects[s] = Made(s, t.requires_grad)
             return self.objects[s]
-        return ("object", t)
+        return Object(t)
 
     @staticmethod
     def _leaf_key(ref: Any) -> Any:
-        return ref if ref[0] != "object" else ("object", id(ref[1]))
+        return leaf_key(ref)
 
     def derive(self, e: Derive) -> None:
         # (an array argument's, or a number argument's: ``x * lr``'s 0-d array of lr)
@@ -291,16 +292,8 @@ class Builder:
 
     def host(self, e: Host) -> None:
         self.hosts.append(e.args)
-        snapshot = [False]  # set by the passes: whether anything that can fail runs after it
         self.cleared.clear()  # a host step may read .grad
-
-        def host(env, st, fn=e.fn, fargs=e.args, fkw=e.kw, snapshot=snapshot):
-            if snapshot[0]:
-                st.before_host(fargs)
-            st.commit()
-            fn(*fargs, **fkw)
-        host.snapshot = snapshot
-        self.code.append(Instr(EFFECT, host, None, None, None, [],
+        self.code.append(Instr(EFFECT, HostStep(e.fn, e.args, e.kw), None, None, None, [],
                                getattr(e.fn, "__qualname__", "host"), "host"))
 
     def update(self, e: Update) -> None:
@@ -317,26 +310,13 @@ class Builder:
 
         def outlives(p: Tensor) -> bool:  # a tensor read but not given, not one of this call
             s = self.by_tensor.get(id(p))
-            return id(p) not in self.rec.made and (s is None or self.objects.get(s, ("",))[0] != "arg")
+            return id(p) not in self.rec.made and (s is None or type(self.objects.get(s)) is not Arg)
         plan = FlatUpdate.plan(opt, e.grads, _write) if all(map(outlives, opt.params)) else None
         if plan is None:
             return self.host(Host(e.fn, (opt,), {}))
         self.hosts.append((opt,))  # (recheck's snapshot: the optimizer and its parameters)
         self.cleared.clear()  # it reads .grad
-        snapshot = [False]  # set by the passes: whether anything that can fail runs after it
-
-        def update(env, st, plan=plan, fn=e.fn, opt=opt, snapshot=snapshot):
-            if not plan.prepare(st.pending):  # not as recorded (a gradient missing): eagerly
-                if snapshot[0]:
-                    st.before_host((opt,))
-                st.commit()
-                fn(opt)
-                return
-            if snapshot[0]:
-                plan.save(st)
-            plan.run()
-        update.snapshot = snapshot
-        self.code.append(Instr(EFFECT, update, None, None, None, [],
+        self.code.append(Instr(EFFECT, UpdateStep(plan, e.fn, opt), None, None, None, [],
                                getattr(e.fn, "__qualname__", "step"), "update"))
 
     def write(self, e: Write) -> None:
@@ -356,8 +336,8 @@ class Builder:
         if id(t) in self.rec.made:
             return  # a tensor of the step itself: later reads read slot s, nothing to write
         ref = self.objects.get(old) if old is not None else None
-        if ref is None or ref[0] != "arg":
-            ref = ("object", t)
+        if type(ref) is not Arg:
+            ref = Object(t)
         copy_v = s in self.const
 
         def write(env, st, ref=ref, s=s, copy_v=copy_v):
@@ -376,7 +356,7 @@ class Builder:
         old = self.slot(t)
         arg = self.objects.get(old)
         external = any(old == k for _, k in self.externals)
-        if not external and (arg is None or arg[0] != "arg") and old in self.const:
+        if not external and type(arg) is not Arg and old in self.const:
             if e.before is not None:
                 self.values[old] = e.before  # what the reads before the write saw
             self.check_not_a_view(old, t, e)
@@ -388,15 +368,15 @@ class Builder:
             self.by_tensor[id(t)] = s
             self.by_array[id(t._data)] = s
             return
-        if arg is not None and arg[0] == "arg":
+        if type(arg) is Arg:
             ref = arg
         elif external:
-            ref = ("object", t)
+            ref = Object(t)
         else:
-            ref = ("slot", old)  # a result of the step's kernels: written in place
+            ref = Slot(old)  # a result of the step's kernels: written in place
 
         def write_in_place(env, st, ref=ref, s=s, old=old):
-            if ref[0] == "slot":
+            if type(ref) is Slot:
                 arr = env[old]
             else:
                 arr = st.resolve(ref, env)._data
@@ -412,31 +392,34 @@ class Builder:
         if isinstance(obj, Tensor):
             s = self.by_tensor.get(id(obj))
             if s is None:
-                return ("object", obj)  # returned as it is (an argument's or a model's tensor)
-            if s in self.objects and self.objects[s][0] == "arg":
-                return ("argument", self.objects[s][1])
+                return Object(obj)  # returned as it is (an argument's or a model's tensor)
+            ref = self.objects.get(s)
+            if type(ref) is Arg:
+                return Argument(ref.index)
             if id(obj) in self.rec.made and obj.requires_grad:  # a leaf fn made: its .grad too
-                self.objects.setdefault(s, ("made", s, True))
-            return ("slot", s)
+                self.objects.setdefault(s, Made(s, True))
+            return Slot(s)
         if isinstance(obj, tuple) and type(obj) is not tuple:  # a named tuple
-            return ("namedtuple", type(obj), tuple(self.output(v) for v in obj))
-        if isinstance(obj, (list, tuple)):
-            return (type(obj).__name__, [self.output(v) for v in obj])
+            return Named(type(obj), tuple(self.output(v) for v in obj))
+        if isinstance(obj, list):
+            return List([self.output(v) for v in obj])
+        if isinstance(obj, tuple):
+            return Tuple([self.output(v) for v in obj])
         if isinstance(obj, dict):
-            return ("dict", {k: self.output(v) for k, v in obj.items()})
+            return Dict({k: self.output(v) for k, v in obj.items()})
         if isinstance(obj, (np.ndarray, np.generic)):
             warn_at_user_line("dg.compile: fn returned a NumPy value computed outside duograd; a "
                               "replay returns the recorded value unchanged (return a Tensor instead)")
-        return ("value", obj)
+        return Value(obj)
 
     def build(self, result: Any) -> dict:
         """The draft: what ``program.Program`` needs (its code finished at the first replay)."""
-        effects, call = self.effects, self.call
+        call = self.call
         for entry in self.rec.log:
             if type(entry) is tuple:
                 call(*entry)
             else:
-                effects[type(entry)](entry)
+                entry.lower(self)  # the effect's own: this builder's method for its kind
         template = self.output(result)
         needed = set(slots_in(template))
         code = []
@@ -457,20 +440,43 @@ class Builder:
                     hosts=self.hosts, draws=self.draws)
 
 
+class HostStep:
+    """The instruction of a host step: commits the held-back ``.grad`` writes and runs
+    ``fn(*args, **kw)``. ``snapshot`` (set by ``passes.finish``): whether something that
+    can fail runs after it, so that it first snapshots what the step changes."""
+
+    __slots__ = ("fn", "args", "kw", "snapshot")
+
+    def __init__(self, fn: Callable, args: tuple, kw: dict) -> None:
+        self.fn, self.args, self.kw, self.snapshot = fn, args, kw, False
+
+    def __call__(self, env: list, st: Any) -> None:
+        if self.snapshot:
+            st.before_host(self.args)
+        st.commit()
+        self.fn(*self.args, **self.kw)
+
+
+class UpdateStep:
+    """The instruction of an optimizer's update run as the program's own kernels
+    (``Builder.update``); ``snapshot`` as ``HostStep``'s."""
+
+    __slots__ = ("plan", "fn", "opt", "snapshot")
+
+    def __init__(self, plan: Any, fn: Callable, opt: Any) -> None:
+        self.plan, self.fn, self.opt, self.snapshot = plan, fn, opt, False
+
+    def __call__(self, env: list, st: Any) -> None:
+        if not self.plan.prepare(st.pending):  # not as recorded (a gradient missing): eagerly
+            if self.snapshot:
+                st.before_host((self.opt,))
+            st.commit()
+            self.fn(self.opt)
+            return
+        if self.snapshot:
+            self.plan.save(st)
+        self.plan.run()
+
+
 def _cast_to(a: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return a.astype(dtype)
-
-
-def slots_in(template: Any) -> list[int]:
-    """The slots an output template reads."""
-    kind = template[0]
-    if kind == "slot":
-        return [template[1]]
-    if kind in ("list", "tuple"):
-        return [s for v in template[1] for s in slots_in(v)]
-    if kind == "namedtuple":
-        return [s for v in template[2] for s in slots_in(v)]
-    if kind == "dict":
-        return [s for v in template[1].values() for s in slots_in(v)]
-    return []
-

@@ -30,7 +30,7 @@ def finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: 
     later_kernel = False
     for ins in reversed(code):  # a host step (or an optimizer's update) followed by
         if ins.role in _STEPS:  # kernels snapshots what it changes
-            ins.f.snapshot[0] = later_kernel
+            ins.f.snapshot = later_kernel  # (lowering.HostStep, UpdateStep)
         later_kernel = later_kernel or ins.role not in _STEPS
     program: list = list(loads)
     for ins in code:

@@ -9,7 +9,7 @@ from typing import Any, Callable
 
 from .._tensor import Tensor, _wrap
 from .instructions import KERNELS
-from .lowering import slots_in
+from .refs import Arg, Argument, List, Made, Named, Object, Slot, Tuple, Value, slots_in
 from .passes import finish
 
 
@@ -31,10 +31,11 @@ class _Replay:
         self.copies: list = []  # (array, its values before an in-place write)
 
     def resolve(self, ref: Any, env: list) -> Tensor:
-        kind = ref[0]
-        if kind == "arg":
+        """The tensor a leaf reference names in this call (``refs``)."""
+        kind = type(ref)
+        if kind is Arg:
             return self.args[ref[1]]
-        if kind == "made":
+        if kind is Made:
             t = self.made.get(ref[1])
             if t is None:
                 t = self.made[ref[1]] = _wrap(env[ref[1]], ref[2])
@@ -128,12 +129,20 @@ def _with_releases(code: list, instructions: list, template: Any) -> list:
 
 
 class Program:
-    """One recorded step, compiled: instructions over a list of slots."""
+    """One recorded step, compiled: instructions over a list of slots. Every field is
+    declared here: those of the draft (``lowering.Builder.build``), those ``Compiled``
+    fills after the recording (what ``fn`` read, the number arguments, the fingerprints),
+    and those the first replay fills (the finished code)."""
+
+    backend: str = "numpy"  # which backend runs it (``xla.XlaProgram``: "xla")
 
     def __init__(self, draft: dict, reuse_buffers: bool | None = None) -> None:
         self._draft = draft
         self._reuse_buffers = reuse_buffers
         self._code: list | None = None
+        self.instructions: list = []     # the finished instructions (``instructions.Instr``)
+        self.labels: list = []           # each one's label, for errors
+        self._freeing: list = []         # the replay loop's tuples (``_with_releases``)
         self.values = draft["values"]
         self.arg_slots = draft["arg_slots"]
         self.guards = draft["guards"]
@@ -251,21 +260,22 @@ class Program:
         return self._rebuild(self.template, env, st, leaves)
 
     def _rebuild(self, t: Any, env: list, st: _Replay, leaves: list) -> Any:
-        kind = t[0]
-        if kind == "slot":
+        """``fn``'s result from its template (``refs``)."""
+        kind = type(t)
+        if kind is Slot:
             made = st.made.get(t[1])
             if made is not None:
                 return made
             value = env[t[1]]
             return _wrap(value.copy() if t[1] in self.const else value)
-        if kind == "argument":
+        if kind is Argument:
             return leaves[t[1]]
-        if kind in ("object", "value"):
+        if kind is Object or kind is Value:
             return t[1]
-        if kind == "list":
+        if kind is List:
             return [self._rebuild(v, env, st, leaves) for v in t[1]]
-        if kind == "tuple":
+        if kind is Tuple:
             return tuple(self._rebuild(v, env, st, leaves) for v in t[1])
-        if kind == "namedtuple":
+        if kind is Named:
             return t[1](*[self._rebuild(v, env, st, leaves) for v in t[2]])
         return {k: self._rebuild(v, env, st, leaves) for k, v in t[1].items()}

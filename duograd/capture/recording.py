@@ -5,50 +5,69 @@ it appends every primitive call, as ``(op, xs, kw, out)``, and every effect, as 
 ``_context``'s effect records (``Accumulate``, ``SetGrad``, ``Derive``, ``Draw``,
 ``Host``), to one log in call order; it notes the Tensors made from data, and warns
 when the step reads a tensor's value into Python or writes one in place.
+
+Also here: the signature of a call (``signature``: one walk of the arguments,
+``trees.flatten``) and the number arguments' stand-ins (``NumberInputs``), which find the
+uses that decide the program from the numbers' own methods, from the records that hold
+them, and from whether they are still alive after the recording (a weak reference),
+never from the interpreter's reference counts or the collector's referrers.
 """
 
 from __future__ import annotations
 
-import gc
-import sys
+import types
 import warnings
+import weakref
 import zlib
 from typing import Any
 
 import numpy as np
 
 from .. import _context, _versions, autograd
-from .._context import Derive, Host, Update
+from .._context import Draw, Host, Update
 from .._tensor import Tensor, _Input
+from . import trees
 
 
-def _flatten(obj: Any, leaves: list, where: str) -> Any:
-    """A hashable key of ``obj`` with each Tensor or array replaced by its spec; the
-    Tensors and arrays themselves go to ``leaves`` in order."""
-    if isinstance(obj, Tensor):
-        leaves.append(obj)
-        d = obj._data
-        return ("T", d.shape, d.dtype.str, obj.requires_grad, d.flags.c_contiguous)
-    if isinstance(obj, np.ndarray):
-        if obj.dtype.kind not in "biuf":
-            raise TypeError(f"dg.compile: {where} is an array of dtype {obj.dtype} (shape "
-                            f"{obj.shape}), which cannot be part of a signature; pass numbers "
-                            "as a numeric array or a Tensor")
-        leaves.append(obj)
-        return ("A", obj.shape, obj.dtype.str, obj.flags.c_contiguous)
-    if isinstance(obj, (list, tuple)):
-        return (type(obj).__name__,
-                tuple(_flatten(v, leaves, f"{where}[{i}]") for i, v in enumerate(obj)))
-    if isinstance(obj, dict):
-        return ("dict", tuple((k, _flatten(obj[k], leaves, f"{where}[{k!r}]"))
-                              for k in sorted(obj, key=repr)))
+def _key(obj: Any, leaves: list, where: str) -> Any:
+    """A hashable key of argument ``obj``: its structure (``trees.flatten``) and each
+    leaf's spec (``_spec``)."""
+    if not trees.is_container(obj):  # (the common case, on every call: a Tensor, an array)
+        return _spec(obj, leaves, obj, 0, where)
+    items: list = []
+    structure = trees.flatten(obj, items)
+    return structure, tuple(_spec(x, leaves, obj, k, where) for k, x in enumerate(items))
+
+
+def _spec(x: Any, leaves: list, obj: Any, k: int, where: str) -> Any:
+    """A leaf's part of the key: a Tensor or array by its type, shape, dtype and layout
+    (it goes to ``leaves``), any other value by itself (it must be hashable; a float by
+    its bits, so that -0.0 is not 0.0)."""
+    if isinstance(x, Tensor):
+        leaves.append(x)
+        d = x._data
+        return ("T", d.shape, d.dtype.str, x.requires_grad, d.flags.c_contiguous)
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in "biuf":
+            raise TypeError(f"dg.compile: {_place(obj, k, where)} is an array of dtype "
+                            f"{x.dtype} (shape {x.shape}), which cannot be part of a "
+                            "signature; pass numbers as a numeric array or a Tensor")
+        leaves.append(x)
+        return ("A", x.shape, x.dtype.str, x.flags.c_contiguous)
     try:
-        hash(obj)
+        hash(x)
     except TypeError:
-        raise TypeError(f"dg.compile: {where} of type {type(obj).__name__} cannot be part of a "
-                        "signature (it is compared by value, so it must be hashable); pass "
-                        "Tensors, NumPy arrays or plain Python values") from None
-    return ("V", type(obj), obj)
+        raise TypeError(f"dg.compile: {_place(obj, k, where)} of type {type(x).__name__} "
+                        "cannot be part of a signature (it is compared by value, so it must "
+                        "be hashable); pass Tensors, NumPy arrays or plain Python values") from None
+    return ("V", type(x), x.hex() if type(x) is float else x)
+
+
+def _place(obj: Any, k: int, where: str) -> str:
+    """Where leaf ``k`` of argument ``obj`` (named ``where``) is, for an error."""
+    paths: list = []
+    trees.flatten(obj, [], paths, where)
+    return paths[k]
 
 
 def _aliases(leaves: list) -> tuple | None:
@@ -77,7 +96,7 @@ def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any
             leaves.append(a)
             parts.append(t)
         else:
-            parts.append(_flatten(a, leaves, f"argument {i}"))
+            parts.append(_key(a, leaves, f"argument {i}"))
     named = []
     for k in sorted(kwargs):
         a = kwargs[k]
@@ -87,7 +106,7 @@ def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any
             leaves.append(a)
             named.append((k, t))
         else:
-            named.append((k, _flatten(a, leaves, f"argument {k!r}")))
+            named.append((k, _key(a, leaves, f"argument {k!r}")))
     arrays = [x for x in leaves if type(x) is not float and type(x) is not int] if places \
         else leaves
     key = (tuple(parts), tuple(named), autograd.is_grad_enabled(),
@@ -103,59 +122,130 @@ class NumberInputs:
     A number is an input of the program (computed from each call's value by the replay)
     when the only thing ``fn`` does with it is hand it to the engine, which makes a 0-d
     array of it (``x * lr``, ``lr * p.grad``, ``dg.tensor(lr)``: ``_tensor._odd_number``,
-    a ``Derive`` from the argument). Any use that decides something in Python makes it
-    *static* (the program is then keyed by its value): arithmetic with another number, a
-    comparison, ``bool``/``int``/``float``/``round``/``str``/``hash`` (the methods below),
-    and any reference to it that outlives ``fn``'s run (an op's keyword such as
-    ``dim=``, a host step's argument, an attribute or a list it was stored into, the
-    returned value), found from its reference count after the run. Uses that read the
-    value without a method (``math.sqrt(lr)``, ``np.float64(lr)``) are found by
-    ``Compiled``'s verification, which records again at the first new value and compares.
+    a ``Derive`` from the argument). Any other use makes it *static* (the program is then
+    keyed by its value), found three ways, none of which looks at the interpreter's
+    internals:
+
+    - a use that decides something in Python: arithmetic with another number, a
+      comparison, ``bool``/``int``/``float``/``round``/``str``/``hash`` (the methods of
+      the subclasses below report it while the recording is open);
+    - a use the recording itself holds on to (``finish``): an op's keyword (``dim=n``),
+      a draw's or a host step's argument, the returned value;
+    - a use that outlives the recording (``settle``): once the recording and the
+      program built from it let go of their references, a number still alive (a weak
+      reference to a small object that only the number holds, ``_Life``: an int subclass
+      takes no weak reference itself) was stored by ``fn``: into an attribute, an
+      optimizer's options, a list. It is then looked for from the objects ``fn``'s code names (its closure, its
+      globals, ``self``), a few containers deep: each dict entry or list item holding it
+      gets the plain number back, and a dict entry is guarded (a replay does not store
+      it again: another value there records again).
+
+    Uses that read the value without a method (``math.sqrt(lr)``, ``np.float64(lr)``) are
+    found by ``Compiled``'s verification, which records again at the first new value and
+    compares.
     """
 
     def __init__(self) -> None:
         self.static: dict[int, str] = {}   # leaf index -> the first use that made it static
         self.open = True
-        self.made: list = []               # (instance, its reference count at the start)
-        self.stored: list = []             # (dict, key, instance): where fn stored one
+        self.refs: list = []               # (leaf, value, weakref to its _Life, id of the instance)
 
     def make(self, value: Any, leaf: int) -> Any:
         x = (FloatInput if type(value) is float else IntInput)(value)
-        x._dg_value, x._dg_leaf, x._dg_inputs = value, leaf, self
+        # An int subclass takes no weak reference: the instance holds the one reference
+        # to a small object that does, which lives exactly as long as the instance.
+        x._dg_value, x._dg_leaf, x._dg_inputs, x._dg_life = value, leaf, self, _Life()
+        self.refs.append((leaf, value, weakref.ref(x._dg_life), id(x)))
         return x
 
-    def start(self, instances: list) -> None:
-        """Note each instance's reference count before ``fn`` runs."""
-        self.made = [(x, sys.getrefcount(x)) for x in instances]
-
-    def finish(self, log: list, own: tuple = ()) -> None:
-        """After ``fn`` ran: an instance referenced from more places than at the start
-        (other than the recording's ``Derive`` records of it) was stored: static. Where
-        it was stored into a dict (an attribute, an optimizer's options), the entry gets
-        the plain number back and is noted in ``stored``, as ``(dict, key, number)``: a
-        replay checks it, because a replay does not store it again (another value stored
-        since records again)."""
-        derived: dict[int, int] = {}
+    def finish(self, log: list, result: Any) -> None:
+        """After ``fn`` ran: a number held by a record other than a ``Derive`` of it (an
+        op's keyword, a draw's or host step's argument) or returned is static."""
+        def held(obj: Any, how: str) -> None:
+            for x in trees.leaves_of(obj):
+                if isinstance(x, _Input) and x._dg_inputs is self:
+                    self.static.setdefault(x._dg_leaf, how)
         for e in log:
-            if type(e) is Derive:
-                derived[id(e.source)] = derived.get(id(e.source), 0) + 1
-        for x, count in self.made:
-            if sys.getrefcount(x) - derived.get(id(x), 0) > count:
-                self.static.setdefault(x._dg_leaf, "kept by fn (an op's keyword, a host step's "
-                                                    "argument, an attribute, a container, the "
-                                                    "result)")
-                mine = {id(o) for o in own}
-                for d in gc.get_referrers(x):
-                    if type(d) is dict and id(d) not in mine:
-                        for k in [k for k, v in d.items() if v is x]:
-                            d[k] = x._dg_value  # the plain number, as the eager call stores
-                            self.stored.append((d, k, x._dg_value))
+            if type(e) is tuple:
+                if e[2]:
+                    held(e[2], f"a keyword of {e[0].name!r}")
+            elif type(e) is Host:
+                held((e.args, e.kw), "a host step's argument")
+            elif type(e) is Draw:
+                held(e.args, "a draw's argument")
+        held(result, "the result")
         self.open = False
-        self.made = []
+
+    def settle(self, roots: list) -> list:
+        """After the recording and its build let go of the numbers: each one still alive
+        was stored by ``fn`` (static). Returns the dict entries found holding one, as
+        ``(dict, key, number)`` (each given the plain number back), for the guards."""
+        alive = {i: (leaf, value) for leaf, value, life, i in self.refs if life() is not None}
+        self.refs = []
+        if not alive:
+            return []
+        for leaf, _ in alive.values():
+            self.static.setdefault(leaf, "kept by fn (stored into an attribute, an "
+                                         "optimizer's options or a container)")
+        return _put_back({i: value for i, (_, value) in alive.items()}, roots)
 
     def seen(self, x: Any, how: str) -> None:
         if self.open:
             self.static.setdefault(x._dg_leaf, how)
+
+
+class _Life:
+    """The weakly referenced stand-in of a ``NumberInput``'s lifetime."""
+
+    __slots__ = ("__weakref__",)
+
+
+def _put_back(numbers: dict, roots: list, depth: int = 4, budget: int = 20000) -> list:
+    """Replace each of ``numbers`` (id of a live ``NumberInput`` -> its plain value) found in the dicts,
+    lists and objects' ``__dict__`` reachable from ``roots`` (``depth`` containers deep,
+    at most ``budget`` of them) by its plain value; the dict entries changed, as
+    ``(dict, key, value)``."""
+    stored: list = []
+    seen: set[int] = set()
+    frontier = list(roots)
+    for _ in range(depth + 1):
+        later: list = []
+        for obj in frontier:
+            if id(obj) in seen or len(seen) > budget:
+                continue
+            seen.add(id(obj))
+            if type(obj) is dict:
+                for k, v in list(obj.items()):
+                    if isinstance(v, _Input) and id(v) in numbers:
+                        obj[k] = numbers[id(v)]
+                        stored.append((obj, k, obj[k]))
+                    elif _walkable(v):
+                        later.append(v)
+            elif type(obj) is list:
+                for i, v in enumerate(obj):
+                    if isinstance(v, _Input) and id(v) in numbers:
+                        obj[i] = numbers[id(v)]
+                    elif _walkable(v):
+                        later.append(v)
+            elif type(obj) is tuple:
+                later.extend(v for v in obj if _walkable(v))
+            else:
+                d = getattr(obj, "__dict__", None)
+                if type(d) is dict:
+                    later.append(d)
+        frontier = later
+    return stored
+
+
+def _walkable(v: Any) -> bool:
+    """Whether ``_put_back`` looks inside ``v``: a container or a plain object, not an
+    array, a tensor, a class, a function or a module."""
+    t = type(v)
+    if t is dict or t is list or t is tuple:
+        return True
+    return hasattr(v, "__dict__") and not isinstance(
+        v, (Tensor, np.ndarray, type, types.ModuleType, types.FunctionType, types.MethodType,
+            types.BuiltinFunctionType))
 
 
 def _plain(x: Any, how: str) -> Any:
@@ -283,6 +373,10 @@ class Recorder(_context.listening_to):
 
     def __exit__(self, *exc: object) -> None:
         super().__exit__(*exc)
+        # the listener's closures hold the recorder (a cycle, which the collector, off
+        # while recording, would free only later): let go of them, so that the log and
+        # what it names go as soon as the program is built (NumberInputs.settle)
+        del self.on_call, self.on_effect
         if exc[0] is None:
             self.check("found at the end of the recording")
 
@@ -353,3 +447,9 @@ class Write:
         # in place: value is a Tensor; before, t's values before (a tensor of the step);
         # src, the stand-in the op read that shares t's array
         self.inplace, self.before, self.src = inplace, before, src
+
+    def lower(self, b: Any) -> None:
+        b.write(self)
+
+    def fingerprint(self, p: Any) -> tuple:
+        return ("write", self.what, p.ref(self.t), p.seen(self.value))

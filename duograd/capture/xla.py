@@ -266,8 +266,6 @@ class XlaBuilder(Builder):
 
     def __init__(self, rec: Recorder, leaves: list, wrapped: frozenset = frozenset()) -> None:
         super().__init__(rec, leaves, wrapped)
-        self.effects = {Accumulate: self.accumulate, SetGrad: self.set_grad, Derive: self.derive,
-                        Draw: self.draw, Host: self.host, Write: self.write, Update: self.update}
         self.host_slots = {s for s, _ in self.arg_slots}  # known before the XLA call
         self.host_shapes: dict = {}   # slot -> (shape, dtype) of a derived array or a draw
         self.views: set[int] = set()  # slots that are (or read) a view of another slot
