@@ -291,6 +291,7 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
     exec(compile(src, f"<duograd fused kernel {group}>", "exec"), names)
     kernel = names["fused"]
     kernel.source = src
+    kernel.outs = tuple(o for o, _ in results)  # (every slot it writes; Instr.out is the last)
     label = "+".join(code[k].label for k in group)
     made = {code[k].out for k in group}
     reads = list(dict.fromkeys(s for k in group for s in code[k].reads if s not in made))

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from . import fusion
+from . import fusion, memo
 from .instructions import BUF1, BUF2, CALL1, CALL2, LOAD, Instr
 
 
@@ -32,6 +32,7 @@ def finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: 
     if fusion.enabled():  # chains of elementwise kernels as one (capture/fusion.py)
         code = fusion.fuse(code, needed_out, shapes, dtypes, strided,
                            None if reuse_buffers else SMALL_BUFFER, reuse_buffers)
+        code = memo.memo_derives(code, needed_out)  # derived arrays kept (capture/memo.py)
     later_kernel = False
     for ins in reversed(code):  # a host step (or an optimizer's update) followed by
         if ins.role in _STEPS:  # kernels snapshots what it changes
