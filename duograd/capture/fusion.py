@@ -52,6 +52,8 @@ import numpy as np
 from .instructions import BUF1, BUF2, CALL1, CALL2, EFFECT, Instr
 
 ENABLED = True  # the switch (also DUOGRAD_FUSION=0 in the environment)
+MAX_GROUP = 32  # members per fused kernel: a longer chain is cut into pieces
+_SOURCES: dict[str, Any] = {}  # generated source -> its compiled code (one per pattern)
 
 
 def enabled() -> bool:
@@ -161,7 +163,14 @@ def fuse(code: list, needed_out: set, shapes: dict, dtypes: dict, strided: froze
     groups: dict[int, list[int]] = {}
     for k in ufuncs:
         groups.setdefault(find(k), []).append(k)
-    chosen = [sorted(g) for g in groups.values() if len(g) > 1 and _movable(sorted(g), code)]
+    chosen = []
+    for g in groups.values():
+        g.sort()
+        for i in range(0, len(g), MAX_GROUP):  # a long chain in pieces (each one kernel)
+            piece = g[i:i + MAX_GROUP]
+            if len(piece) > 1 and piece[-1] - piece[0] <= 4 * len(piece) + 16 \
+                    and _movable(piece, code):
+                chosen.append(piece)
     if not chosen:
         return code
     members = {k for g in chosen for k in g}
@@ -217,7 +226,8 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
         v = f"e{len(external)}"
         external.append(s)
         where[s] = v
-        lines.append(f"    {v} = env[{s}]")
+        names[f"i{len(external) - 1}"] = s
+        lines.append(f"    {v} = env[i{len(external) - 1}]")
         return v
     # arrays that may be written into: (local name, shape, dtype, persistent) when free
     free: list[tuple[str, tuple, Any, bool]] = []
@@ -230,14 +240,15 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
         return max_bytes is None or int(np.prod(shape)) * np.dtype(dtype).itemsize <= max_bytes
 
     results = []
+    n_done = 0
     for k in group:
         ins = code[k]
         u = ufuncs[k]
         o, shape, dtype = ins.out, shapes[ins.out], dtypes[ins.out]
         args = [operand(s) for s in _operands(ins)]
-        uname = f"u{k}"
+        uname = f"u{n_done}"
         names[uname] = u
-        is_output = o not in internal
+        is_output = o not in internal or any(q not in gs for q in readers.get(o, ()))
         fresh_needed = is_output and o in escapes
         # operands dying here that are arrays one may write into
         dying = []
@@ -272,7 +283,8 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
         for s in dying:  # the other dying arrays become free for later members
             if s in held:
                 free.append(held.pop(s))
-        v = f"v{k}"
+        v = f"v{n_done}"
+        n_done += 1
         if target is None:
             lines.append(f"    {v} = {uname}({', '.join(args)})")
             target = (v, shape, dtype, False)
@@ -285,10 +297,14 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
             results.append((o, v))
         else:
             held[o] = target
-    for o, v in results:
-        lines.append(f"    env[{o}] = {v}")
+    for j, (o, v) in enumerate(results):
+        names[f"o{j}"] = o
+        lines.append(f"    env[o{j}] = {v}")
     src = "def fused(env, st):\n" + "\n".join(lines) + "\n"
-    exec(compile(src, f"<duograd fused kernel {group}>", "exec"), names)
+    compiled = _SOURCES.get(src)
+    if compiled is None:  # (slots, ufuncs and buffers are names: one code per pattern)
+        compiled = _SOURCES[src] = compile(src, "<duograd fused kernel>", "exec")
+    exec(compiled, names)
     kernel = names["fused"]
     kernel.source = src
     kernel.outs = tuple(o for o, _ in results)  # (every slot it writes; Instr.out is the last)

@@ -102,6 +102,10 @@ def memo_derives(code: list, needed_out: set) -> list:
     out = list(code)
     for k in derives:
         ins = code[k]
-        if stays(ins.out):
+        try:
+            keep = stays(ins.out)
+        except RecursionError:  # (a very long chain of views: not kept)
+            keep = False
+        if keep:
             out[k] = ins._replace(f=Memo(ins.f))
     return out
