@@ -12,9 +12,10 @@ but writes each result into an array chosen for it (``out=``) instead of a new o
   program's own kernels that makes a new array (a ufunc, a matmul, ``linear``), has the
   result's shape, dtype and C layout and is read by nothing else (so no view of it
   exists): the result is written into it, in place, as NumPy's own temporary elision
-  does (``a @ w.T + b``'s sum written into the product);
-- otherwise an intermediate that died earlier in the group, of the same shape and dtype
-  (one temporary reused through a chain);
+  does (``a @ w.T + b``'s sum written into the product), for results of at least
+  ``INPLACE_MIN`` bytes (below that NumPy's ufunc is slower in place than not);
+- otherwise an array that died earlier in the group, of the same shape and dtype (a
+  chain alternates between two temporaries, or reuses one in place);
 - otherwise a new array: the ufunc called without ``out=`` (allocated as the unfused
   kernel would), or, for a result that never leaves the replay, a buffer allocated once
   under the same policy as ``passes.reuse`` (``reuse_buffers``).
@@ -44,6 +45,7 @@ the results are the same either way (the tests compare them bit for bit).
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -53,6 +55,11 @@ from .instructions import BUF1, BUF2, CALL1, CALL2, EFFECT, Instr
 
 ENABLED = True  # the switch (also DUOGRAD_FUSION=0 in the environment)
 MAX_GROUP = 32  # members per fused kernel: a longer chain is cut into pieces
+# A result is written over one of its own operands only from this size on: on a small
+# array NumPy's ufunc takes its slow path (the full iterator) when an output is also an
+# input, about 2 us more per call; from tens of KiB the in-place write is as fast or faster
+# (the memory is already in the cache). Smaller results alternate between two arrays.
+INPLACE_MIN = 16 * 1024
 _SOURCES: dict[str, Any] = {}  # generated source -> its compiled code (one per pattern)
 
 
@@ -234,10 +241,10 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
     held: dict[int, tuple[str, tuple, Any, bool]] = {}  # slot -> its array, while alive
     n_buf = 0
 
-    def keep_buffer(shape: tuple, dtype: Any) -> bool:
+    def keep_buffer(nbytes: int) -> bool:
         if reuse_buffers is False:
             return False
-        return max_bytes is None or int(np.prod(shape)) * np.dtype(dtype).itemsize <= max_bytes
+        return max_bytes is None or nbytes <= max_bytes
 
     results = []
     n_done = 0
@@ -265,7 +272,8 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
                 held[s] = (where[s], shapes[s], dtypes[s], persistent)
                 dying.append(s)
         target = None
-        for s in dying:
+        nbytes = math.prod(shape) * dtype.itemsize
+        for s in dying if nbytes >= INPLACE_MIN else ():
             name, sh, dt, persistent = held[s]
             if sh == shape and dt == dtype and not (fresh_needed and persistent):
                 target = held.pop(s)
@@ -275,7 +283,7 @@ def _fused(group: list[int], code: list, ufuncs: dict, internal: set, readers: d
                 if sh == shape and dt == dtype and not (fresh_needed and persistent):
                     target = free.pop(i)
                     break
-        if target is None and not fresh_needed and keep_buffer(shape, dtype):
+        if target is None and not fresh_needed and keep_buffer(nbytes):
             bname = f"b{n_buf}"
             n_buf += 1
             names[bname] = np.empty(shape, dtype)
