@@ -4,7 +4,8 @@ An array computed from a step's argument outside the primitives (``_tensor._deri
 class targets of a cross-entropy checked and flattened, each target's weight, a
 conversion of an index) is computed again by every replay, from that call's argument. A
 training loop usually hands the same targets step after step, so the pass (run by
-``passes.finish``) wraps each such kernel: when its source is an array of at most
+``passes.finish``) wraps each such kernel of ``nn.functional``'s label functions whose
+keywords hold no array (``keepable``): when its source is an array of at most
 ``LIMIT`` bytes with the same dtype, shape and bytes as at the previous call, the previous
 result is handed out again; otherwise it is computed as before. The functions derived
 are pure functions of their source (that is what a ``Derive`` record says), so the
@@ -28,6 +29,7 @@ off too.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import numpy as np
@@ -63,6 +65,36 @@ class Memo:
         return out
 
 
+def _plain(v: Any) -> bool:
+    """Whether a keyword's value is fixed for good (numbers, strings, dtypes, None, and
+    tuples of them): never an array, which may be written between calls."""
+    if v is None or isinstance(v, (bool, int, float, complex, str, np.dtype, type, np.generic)):
+        return True
+    if isinstance(v, (tuple, frozenset)):
+        return all(_plain(x) for x in v)
+    return False
+
+
+def keepable(f: Any) -> bool:
+    """Whether derive kernel ``f`` is a pure function of its source alone: one of
+    ``nn.functional``'s label functions (the cross-entropy's checks and weights,
+    ``one_hot``), no closure, with keywords that hold no array (a loss's class ``weight``
+    is an array the caller may change in place: such a kernel is computed every call).
+
+    >>> import functools
+    >>> from duograd.nn import functional as F
+    >>> keepable(F._one_hot), keepable(functools.partial(F._one_hot, num_classes=np.ones(2)))
+    (True, False)
+    """
+    kw = {}
+    if isinstance(f, functools.partial):
+        if f.args:
+            return False
+        f, kw = f.func, f.keywords
+    return (getattr(f, "__module__", None) == "duograd.nn.functional"
+            and getattr(f, "__closure__", None) is None and all(_plain(v) for v in kw.values()))
+
+
 def _pure_reader(ins: Any) -> bool:
     """A kernel whose result is a new array (never its input's memory)."""
     from .passes import makes_new_array
@@ -75,7 +107,8 @@ def memo_derives(code: list, needed_out: set) -> list:
     """``code`` with each derive kernel whose result stays inside the program wrapped in a
     ``Memo`` (see the module docstring)."""
     derives = [k for k, ins in enumerate(code) if ins.role == "kernel" and ins.kind == CALL1
-               and ins.label == "derive" and ins.op is None and not isinstance(ins.f, Memo)]
+               and ins.label == "derive" and ins.op is None and not isinstance(ins.f, Memo)
+               and keepable(ins.f)]
     if not derives:
         return code
     readers: dict[int, list] = {}
