@@ -123,22 +123,39 @@ def test_a_chain_interrupted_by_a_reduction_fuses_on_each_side():
     assert len(labels) == 2
 
 
-def test_an_intermediate_that_is_also_returned_or_read_later():
+@pytest.mark.parametrize("n", [3, 64])  # 64: large enough to be written in place
+def test_an_intermediate_that_is_also_returned_or_read_later(n):
     def f(x, y):
         t = dg.tensor(x)
         a = t * 2.0 + 1.0                  # returned, and read by a matmul after the chain
         b = (a.exp() - 1.0) * 0.5
-        return a, b, a @ dg.tensor(y)
-    calls = [(_rng(i).standard_normal((3, 3)), _rng(9 + i).standard_normal((3, 2))) for i in range(3)]
+        c = (x @ dg.tensor(y)) + 1.0       # the product dies in its sum: written in place
+        d = (c * 0.5).tanh()               # c is read after d's chain too
+        return a, b, a @ dg.tensor(y), d, c.sum()
+    calls = [(_rng(i).standard_normal((n, n)), _rng(9 + i).standard_normal((n, n))) for i in range(3)]
     _three_ways(f, calls)
     fast = dg.compile(f)
     x, y = calls[0]
     fast(x, y)
-    a1, b1, _ = fast(x, y)
-    keep = a1.detach().numpy().copy(), b1.detach().numpy().copy()
-    fast(np.zeros((3, 3)), y)               # results of an earlier call are never overwritten
-    _bits(a1, keep[0])
-    _bits(b1, keep[1])
+    a1, b1, _, d1, _ = fast(x, y)
+    keep = [v.detach().numpy().copy() for v in (a1, b1, d1)]
+    fast(np.zeros((n, n)), y)               # results of an earlier call are never overwritten
+    for v, k in zip((a1, b1, d1), keep):
+        _bits(v, k)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_chains_write_into_dying_products(dtype):
+    """Products (matmul, linear) whose only readers are a chain are written over in place
+    (results of at least fusion.INPLACE_MIN bytes); one read again after the chain is not."""
+    def f(x, w, v):
+        h = (dg.tensor(x) @ dg.tensor(w) + 0.5).relu()       # dies in its chain
+        k = dg.tensor(x) @ dg.tensor(v)                      # read by two chains
+        return (h * 2.0 - 1.0).exp(), (k * 3.0).tanh(), (k + 1.0).abs()
+    calls = [(_rng(i).standard_normal((96, 64)).astype(dtype),
+              _rng(5 + i).standard_normal((64, 80)).astype(dtype),
+              _rng(7 + i).standard_normal((64, 80)).astype(dtype)) for i in range(3)]
+    _three_ways(f, calls)
 
 
 @pytest.mark.parametrize("reuse", [None, True, False])
@@ -174,12 +191,13 @@ def test_in_place_writes_inside_the_step():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("act", ["tanh", "sigmoid", "relu"])
-def test_an_mlp_step_activation_and_derivative(dtype, act):
+@pytest.mark.parametrize("batch", [12, 300])  # 300 x 64: the products written in place
+def test_an_mlp_step_activation_and_derivative(dtype, act, batch):
     """A training step (forward, cross-entropy, backward, Adam or SGD): the fused program's
     parameters, gradients and losses equal the unfused program's and eager's bit for bit."""
     def make(seed=0):
-        model = nn.Sequential(nn.Linear(5, 16), getattr(nn, act.capitalize() if act != "relu" else "ReLU")(),
-                              nn.Linear(16, 3)).to(dtype)
+        model = nn.Sequential(nn.Linear(5, 64), getattr(nn, act.capitalize() if act != "relu" else "ReLU")(),
+                              nn.Linear(64, 3)).to(dtype)
         opt = optim.Adam(model.parameters(), lr=0.01) if act != "sigmoid" else \
             optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
 
@@ -198,9 +216,9 @@ def test_an_mlp_step_activation_and_derivative(dtype, act):
     m1.load_state_dict(state)
     m2.load_state_dict(state)
     fused, plain = dg.compile(s1), dg.compile(s2)
-    y = np.arange(12) % 3
-    for i in range(5):
-        X = _rng(i).standard_normal((12, 5)).astype(dtype)
+    y = np.arange(batch) % 3
+    for i in range(4):
+        X = _rng(i).standard_normal((batch, 5)).astype(dtype)
         want = eager(dg.tensor(X), y)
         with _fusion(True):
             got = fused(X, y)
