@@ -86,6 +86,7 @@ BROADCAST = "tests/engine/test_tensor_broadcast.py"
 HFUNC = "tests/higher/test_higher_func.py"
 LISTEN = "tests/inspection/test_listeners.py"
 COMPILE = "tests/compiled/test_compile.py"
+FUSION = "tests/compiled/test_fusion.py"
 SOUND = "tests/compiled/test_soundness.py"
 UPDATE = "tests/compiled/test_optim_program.py"
 NUMBERS = "tests/compiled/test_compile_scalar_inputs.py"
@@ -705,6 +706,27 @@ MUTANTS: list[Mutant] = [
            "frac = min(self.last_epoch, self.total_iters) / self.total_iters",
            "frac = self.last_epoch / self.total_iters",
            SCHED, "LinearLR keeps moving past total_iters"),
+    # issue 32: the fusion pass and the derived-array memo
+    Mutant("C-fuse-escape", "duograd/capture/fusion.py",
+           "        fresh_needed = is_output and o in escapes",
+           "        fresh_needed = False",
+           FUSION, "a fused result that is returned sits in a buffer the next call overwrites"),
+    Mutant("C-fuse-dying-read-later", "duograd/capture/fusion.py",
+           "    if any(q not in group for q in readers.get(s, [])):\n        return False\n    ws",
+           "    if False:\n        return False\n    ws",
+           FUSION, "a product read after the chain is written over in place"),
+    Mutant("C-fuse-unmovable", "duograd/capture/fusion.py",
+           "            return False\n    return True\n\n\ndef _fused",
+           "            pass\n    return True\n\n\ndef _fused",
+           FUSION, "a group is moved past a kernel that reads one of its results"),
+    Mutant("C-memo-no-bytes", "duograd/capture/memo.py",
+           "        key = (src.dtype, src.shape, src.tobytes())",
+           "        key = (src.dtype, src.shape)",
+           FUSION, "targets changed in place are not read again"),
+    Mutant("C-memo-array-keywords", "duograd/capture/memo.py",
+           "and all(_plain(v) for v in kw.values()))",
+           "and True)",
+           FUSION, "a derive holding a class-weight array is kept though the weights change"),
 ]
 
 # Mutants that no test can kill, because the mutated program computes the same thing.

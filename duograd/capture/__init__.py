@@ -11,7 +11,9 @@ tests/compiled/test_tensor_replay.py), that recording *is* the step. It is lower
 flat program of instructions (``instructions.Instr``: kind, kernel, argument slots,
 result slot) over a list of arrays (``lowering.py``), finished at the first replay by
 rewrites that keep every bit and, with ``reuse_buffers=True``, buffers reused for results
-that never leave the replay (``passes.py``), and later calls run that program in a tight loop (``program.py``): no
+that never leave the replay (``passes.py``), chains of elementwise kernels fused into one
+(``fusion.py``) and derived arrays kept while their source is unchanged (``memo.py``;
+``DUOGRAD_FUSION=0`` turns both off), and later calls run that program in a tight loop (``program.py``): no
 Tensors, no graph, no cotangent dicts, only the NumPy kernels, as tinygrad's TinyJit
 replays its kernels. ``compiled.py`` holds ``dg.compile`` and its cache.
 

@@ -1,6 +1,7 @@
 """The passes that finish a draft program at its first replay: rewrites that keep every
-bit, buffers reused for results that never leave the replay, snapshot flags for host
-steps, and the loads of tensors read but not given."""
+bit, buffers reused for results that never leave the replay, chains of elementwise
+kernels fused into one (``fusion.py``), snapshot flags for host steps, and the loads of
+tensors read but not given."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from . import fusion, memo
 from .instructions import BUF1, BUF2, CALL1, CALL2, LOAD, Instr
 
 
@@ -27,6 +29,10 @@ def finish(code: list, loads: list, needed_out: set[int], shapes: dict, dtypes: 
     if reuse_buffers is not False:
         code = reuse(code, needed_out, shapes, dtypes, strided,
                      None if reuse_buffers else SMALL_BUFFER)
+    if fusion.enabled():  # chains of elementwise kernels as one (capture/fusion.py)
+        code = fusion.fuse(code, needed_out, shapes, dtypes, strided,
+                           None if reuse_buffers else SMALL_BUFFER, reuse_buffers)
+        code = memo.memo_derives(code, needed_out)  # derived arrays kept (capture/memo.py)
     later_kernel = False
     for ins in reversed(code):  # a host step (or an optimizer's update) followed by
         if ins.role in _STEPS:  # kernels snapshots what it changes
