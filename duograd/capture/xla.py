@@ -48,6 +48,8 @@ from .instructions import CALLN, EFFECT, new
 from .lowering import Builder, slots_in
 from .program import Program
 from .recording import Recorder, Write
+from .resident import (Carry, Pending, base_class, host_value, mark_optimizer, old_array, peek,
+                       raw_state, set_pending)
 
 _jax: Any = None
 _jnp: Any = None
@@ -393,7 +395,7 @@ class XlaBuilder(Builder):
 
         opt = e.opt
         name = getattr(e.fn, "__qualname__", "step")
-        if type(opt) not in _optimizers():
+        if base_class(type(opt)) not in _optimizers():
             raise Unsupported(f"the optimizer step {name!r} (only SGD, Adam and AdamW are lowered)")
 
         def outlives(p: Tensor) -> bool:
@@ -617,6 +619,11 @@ class XlaProgram(Program):
         # (static arguments cost a hash and a comparison in every call's dispatch)
         self._jits: dict = {}
         self._out_layouts: dict = {}  # (input key, static) -> how the outputs come packed
+        self._load_slots: dict = {}  # id(tensor) -> the slots its value is loaded into
+        for t, s in self.loads:
+            self._load_slots.setdefault(id(t), []).append(s)
+        self._carry: list | None = None  # (laid out by _trial: _layout_carry)
+        self._last = None
 
     def _target(self, ref: Any) -> None:
         k = ("arg", ref[1]) if ref[0] == "arg" else ("object", id(ref[1]))
@@ -743,10 +750,19 @@ class XlaProgram(Program):
     # ------------------------------------------------------------ a call
 
     def guard(self) -> bool:
-        if not super().guard():
-            return False
+        # (the tensors' shapes from their pending values: a guard never settles one)
+        for t, shape, dtype, rg in self.guards:
+            d = peek(t)
+            if d.shape != shape or d.dtype != dtype or t.requires_grad != rg:
+                return False
+        guards, self.guards = self.guards, ()
+        try:
+            if not super().guard():
+                return False
+        finally:
+            self.guards = guards
         for u in self.updates:  # the optimizer's state where the recording left it
-            state = u.opt.state
+            state = raw_state(u.opt)
             for index, ps, names in u.buckets:
                 step = None
                 if not names and u.opt._counts is None:
@@ -755,9 +771,10 @@ class XlaProgram(Program):
                     st = state.get(p)
                     if st is None:
                         return False
+                    shape = peek(p).shape
                     for n in names:
                         a = st.get(n)
-                        if not isinstance(a, np.ndarray) or a.shape != p._data.shape:
+                        if not (type(a) is Pending or isinstance(a, np.ndarray)) or a.shape != shape:
                             return False
                     if u.opt._counts == "shared":
                         t = st.get("step")
@@ -767,6 +784,8 @@ class XlaProgram(Program):
         return True
 
     def _inputs(self, leaves: list, trial: bool = False) -> tuple[dict, tuple, list]:
+        """The call's inputs: what it reads from the host (the carried values are None
+        here unless ``trial``: they come in the carry, ``_carry_in``)."""
         env: dict = {}
         for (s, is_tensor), leaf in zip(self.arg_slots, leaves):
             # (the recording's leaves: an array argument was a Tensor there)
@@ -785,27 +804,34 @@ class XlaProgram(Program):
                 raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with "
                                  f"size {n} (in a dg.compile replay)")
         host = {s: env[s] for s in self.host_in}
-        loads = {s: t._data for t, s in self.loads}
+        carried = self._carried_tensors if self._carry is not None else ()
+        loads = {s: None if id(t) in carried else host_value(t) for t, s in self.loads}
         grads = []
         for key in self._grad_in_keys:
             ref = self.leaves[key]
             t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
-            grads.append(None if t._grad is None else t._grad._data)
+            grads.append(None if t._grad is None else host_value(t._grad))
         params = [None] * len(self.targets)
         opt_nums, opt_flags, opt_state, steps = [], [], [], []
         for u in self.updates:
             nb, fb, sb, tb = [], [], [], []
+            state = raw_state(u.opt)
             for index, ps, names in u.buckets:
                 group = u.opt.param_groups[index]
-                sts = [u.opt.state.get(p, {}) for p in ps]
+                sts = [state.get(p, {}) for p in ps]
                 t = sts[0].get("step") if u.opt._counts == "shared" else None
                 nums, flags = _group_numbers(u.opt, group, t)
                 nb.append(nums)
                 fb.append(flags)
-                sb.append([[st[n] for n in names] for st in sts])
-                tb.append((sts, None if t is None else t + 1))
+                if self._carry is None:
+                    sb.append([[_host_entry(st[n]) for n in names] for st in sts])
+                else:
+                    sb.append([[None] * len(names) for _ in sts])
                 for p in ps:
-                    params[self._target_index[("object", id(p))]] = p._data
+                    ti = self._target_index[("object", id(p))]
+                    if self._carry is None or ti not in self._carried_written:
+                        params[ti] = host_value(p)
+                tb.append((sts, None if t is None else t + 1))
             opt_nums.append(nb)
             opt_flags.append(tuple(fb))
             opt_state.append(sb)
@@ -814,14 +840,80 @@ class XlaProgram(Program):
                "params": params}
         return inp, tuple(opt_flags), steps
 
+    # ------------------------------------------------------------ the carry
+    # The values that stay on the XLA side between calls (see ``resident``): the new
+    # values of the tensors the step writes in place (parameters), the new .grad of the
+    # tensors that outlive the call, and the optimizer state. They come out of the
+    # computation packed, one buffer per dtype (``_carry``: each value's place), and go
+    # back in in the same layout: as the device buffers themselves when every value read
+    # is still pending in them, else packed on the host from the values as they are.
+
+    def _layout_carry(self, out: dict) -> None:
+        """The carry's layout, from the shapes of a traced call's results ``out``."""
+        keys = []
+        for ti, v in sorted(out["written"].items()):
+            if self.targets[ti][0] == "object" and ti not in self._replaced:
+                keys.append(("data", ti, v))
+        for uc, ub in enumerate(out["states"]):
+            for bi, bs in enumerate(ub):
+                for pi, ps in enumerate(bs):
+                    for ni, v in enumerate(ps):
+                        keys.append(("state", (uc, bi, pi, ni), v))
+        for j, v in sorted(out["grads"].items()):
+            if v is not None and self.leaves[self._leaf_keys[j]][0] == "object":
+                keys.append(("grad", j, v))
+        sizes: dict = {}
+        dts = sorted({np.dtype(v.dtype).str for _, _, v in keys})
+        carry = []
+        for kind, where, v in keys:
+            dt = np.dtype(v.dtype)
+            g = dts.index(dt.str)
+            off = sizes.get(g, 0)
+            sizes[g] = off + math.prod(v.shape)
+            carry.append((kind, where, g, off, tuple(v.shape), dt))
+        self._carry_sizes = [(sizes.get(g, 0), np.dtype(dt)) for g, dt in enumerate(dts)]
+        self._carried_written = {w for k, w, *_ in carry if k == "data"}
+        self._carried_grads = {w for k, w, *_ in carry if k == "grad"}
+        self._carried_tensors = {id(self.targets[w][1]) for w in self._carried_written}
+        # the carried values the computation reads: the tensors' values and the state
+        self._carry_reads = [c for c in carry if c[0] != "grad"]
+        self._carry = carry
+        self._last: Carry | None = None
+
+    def _holder(self, kind: str, where: Any) -> Any:
+        """What holds a carried value now: the tensor's array or Pending, the state entry."""
+        if kind == "data":
+            return peek(self.targets[where][1])
+        uc, bi, pi, ni = where
+        u = self.updates[uc]
+        _, ps, names = u.buckets[bi]
+        st = raw_state(u.opt).get(ps[pi])
+        return None if st is None else st.get(names[ni])
+
+    def _carry_in(self) -> tuple:
+        last = self._last
+        if last is not None:
+            for kind, where, *_ in self._carry_reads:
+                h = self._holder(kind, where)
+                if type(h) is not Pending or h.carry is not last:
+                    break
+            else:
+                return last.dev
+        bufs = [np.zeros(n, dt) for n, dt in self._carry_sizes]
+        for kind, where, g, off, shape, dt in self._carry_reads:
+            h = self._holder(kind, where)
+            v = h.value() if type(h) is Pending else h
+            bufs[g][off:off + math.prod(shape)] = np.reshape(v, -1)
+        return tuple(bufs)
+
     # ------------------------------------------------------------ packing
     # One argument per dtype instead of one per array: each array handed to a jitted
-    # function costs a transfer and a few microseconds of dispatch, and a training step
-    # has dozens (parameters, gradients, moments). The host concatenates them into one
-    # flat buffer per dtype; inside the computation they are slices of it (free for
-    # XLA). The results come back the same way, and are views of the buffers here.
+    # function costs a transfer and a few microseconds of dispatch. The host concatenates
+    # the host inputs into one flat buffer per dtype; inside the computation they are
+    # slices of it (free for XLA). The host results come back the same way, and are views
+    # of the buffers here; the carried values come back as the carry's buffers.
 
-    def _packed(self, bufs: tuple, key: tuple, static: tuple) -> tuple:
+    def _packed(self, bufs: tuple, carry: tuple, key: tuple, static: tuple) -> tuple:
         treedef, layout = key
         arrays = []
         for g, off, shape in layout:
@@ -830,7 +922,30 @@ class XlaProgram(Program):
                 continue
             n = math.prod(shape)
             arrays.append(bufs[g][off:off + n].reshape(shape))
-        out = self._pure(_jax.tree_util.tree_unflatten(treedef, arrays), static)
+        inp = _jax.tree_util.tree_unflatten(treedef, arrays)
+        slots_of = self._load_slots
+        for kind, where, g, off, shape, dt in self._carry_reads:
+            v = carry[g][off:off + math.prod(shape)].reshape(shape)
+            if kind == "data":
+                inp["params"][where] = v
+                for s in slots_of.get(id(self.targets[where][1]), ()):
+                    inp["loads"][s] = v
+            else:
+                uc, bi, pi, ni = where
+                inp["state"][uc][bi][pi][ni] = v
+        out = self._pure(inp, static)
+        parts: list = [[] for _ in self._carry_sizes]
+        for kind, where, g, off, shape, dt in self._carry:
+            if kind == "data":
+                v = out["written"].pop(where)
+            elif kind == "grad":
+                v = out["grads"].pop(where)
+            else:
+                uc, bi, pi, ni = where
+                v = out["states"][uc][bi][pi][ni]
+            parts[g].append(v.reshape(-1))
+        del out["states"]
+        carry_out = tuple(_jnp.concatenate(p) if len(p) > 1 else p[0] for p in parts)
         leaves, out_tree = _jax.tree_util.tree_flatten(out)
         groups: dict = {}
         out_layout = []
@@ -847,9 +962,9 @@ class XlaProgram(Program):
         dts = sorted(groups)
         self._out_layouts[(key, static)] = (out_tree, [(dts.index(dt), off, shape)
                                                        for dt, off, shape in out_layout])
-        return tuple(_jnp.concatenate([m.reshape(-1) for m in groups[dt]]) for dt in dts)
+        return tuple(_jnp.concatenate([m.reshape(-1) for m in groups[dt]]) for dt in dts), carry_out
 
-    def _call(self, inp: dict, static: tuple) -> dict:
+    def _call(self, inp: dict, static: tuple, carry: tuple) -> tuple[dict, tuple]:
         leaves, treedef = _jax.tree_util.tree_flatten(inp)
         groups: dict = {}
         layout = []
@@ -875,15 +990,17 @@ class XlaProgram(Program):
         if jit is None:
             jit = self._jits[(key, static)] = _jax.jit(functools.partial(self._packed, key=key,
                                                                          static=static))
-        outs = [np.asarray(o) for o in jit(bufs)]
+        host_out, carry_out = jit(bufs, carry)
+        outs = [np.asarray(o) for o in host_out]
         out_tree, out_layout = self._out_layouts[(key, static)]
         arrays = [outs[g][off:off + math.prod(shape)].reshape(shape) for g, off, shape in out_layout]
-        return _jax.tree_util.tree_unflatten(out_tree, arrays)
+        return _jax.tree_util.tree_unflatten(out_tree, arrays), carry_out
 
     def run(self, leaves: list) -> Any:
         inp, static, steps = self._inputs(leaves)
+        carry_in = self._carry_in()
         try:
-            res = self._call(inp, static)
+            res, carry_out = self._call(inp, static, carry_in)
         except Unsupported as e:
             raise RuntimeError(f"dg.compile(backend='xla'): {e}, at a new call's structure; "
                                "compile this step with the NumPy backend") from None
@@ -899,16 +1016,31 @@ class XlaProgram(Program):
                     _bump(t._data)
             else:
                 _store(t, v, bump=i in self._bumped)
-        for u, sb_new, tb in zip(self.updates, res["states"], steps):
-            for (index, ps, names), bstate, (sts, t) in zip(u.buckets, sb_new, tb):
-                for st, values in zip(sts, bstate):
-                    for n, v in zip(names, values):
-                        a = st[n]
-                        if a.flags.writeable:
-                            np.copyto(a, v)
-                        else:
-                            st[n] = np.array(v)
-                    if t is not None:
+        carry = self._last = Carry(carry_out)
+        for kind, where, g, off, shape, dt in self._carry:
+            if kind == "data":
+                t = self.targets[where][1]
+                old = old_array(t)
+                if where in self._bumped:
+                    _bump(old)
+                set_pending(t, Pending(carry, g, off, shape, dt, old))
+            elif kind == "grad":
+                t = self.leaves[self._leaf_keys[where]][1]
+                gt = _wrap(_EMPTY)
+                set_pending(gt, Pending(carry, g, off, shape, dt, None))
+                t._grad = gt
+            else:
+                uc, bi, pi, ni = where
+                u = self.updates[uc]
+                _, ps, names = u.buckets[bi]
+                st = raw_state(u.opt)[ps[pi]]
+                a = st[names[ni]]
+                st[names[ni]] = Pending(carry, g, off, shape, dt, a.old if type(a) is Pending else a)
+        for u, tb in zip(self.updates, steps):
+            mark_optimizer(u.opt)
+            for sts, t in tb:
+                if t is not None:
+                    for st in sts:
                         st["step"] = t
         made: dict = {}
         for i, value in res["grads"].items():
@@ -920,9 +1052,10 @@ class XlaProgram(Program):
 
     def _trial(self, leaves: list) -> None:
         """Trace once now (shapes only, nothing runs), so that what cannot be lowered is
-        found while the NumPy backend can still take over."""
+        found while the NumPy backend can still take over; the carry's layout from it."""
         inp, static, _ = self._inputs(leaves, trial=True)
-        _jax.eval_shape(lambda i: self._pure(i, static), inp)
+        out = _jax.eval_shape(lambda i: self._pure(i, static), inp)
+        self._layout_carry(out)
 
     def _rebuild_x(self, t: Any, outs: dict, leaves: list, made: dict) -> Any:
         kind = t[0]
@@ -944,6 +1077,14 @@ class XlaProgram(Program):
         if kind == "namedtuple":
             return t[1](*[self._rebuild_x(v, outs, leaves, made) for v in t[2]])
         return {k: self._rebuild_x(v, outs, leaves, made) for k, v in t[1].items()}
+
+
+_EMPTY = np.zeros(0)
+
+
+def _host_entry(a: Any) -> Any:
+    """A state entry as a host array (a pending one's view, left pending)."""
+    return a.value() if type(a) is Pending else a
 
 
 def _tkey(ref: Any) -> Any:
