@@ -623,6 +623,7 @@ class XlaProgram(Program):
         for t, s in self.loads:
             self._load_slots.setdefault(id(t), []).append(s)
         self._carry: list | None = None  # (laid out by _trial: _layout_carry)
+        self._fast: dict = {}  # static -> the last call's layout, jitted function and outputs
         self._last = None
 
     def _target(self, ref: Any) -> None:
@@ -966,35 +967,58 @@ class XlaProgram(Program):
 
     def _call(self, inp: dict, static: tuple, carry: tuple) -> tuple[dict, tuple]:
         leaves, treedef = _jax.tree_util.tree_flatten(inp)
+        arrays = [a if type(a) is np.ndarray else np.asarray(a) for a in leaves]
+        fast = self._fast.get(static)
+        if fast is not None and fast[0] == treedef and fast[1] == [(a.dtype, a.shape) for a in arrays]:
+            # the layout of the last call (the common case): no key to build and hash
+            _, _, groups, own, jit, out_tree, out_plan = fast
+            bufs = tuple([arrays[g[0]].reshape(-1) if len(g) == 1 else
+                          np.concatenate([arrays[i].reshape(-1) for i in g]) for g in groups]
+                         + [arrays[i] for i in own])
+        else:
+            jit, bufs, groups, own, key = self._prepare(arrays, treedef, static)
+            out_tree = out_plan = None
+        host_out, carry_out = jit(bufs, carry)
+        outs = [np.asarray(o) for o in host_out]
+        if out_plan is None:
+            out_tree, layout = self._out_layouts[(key, static)]
+            out_plan = [(g, off, off + math.prod(shape), shape, math.prod(shape) == outs[g].size)
+                        for g, off, shape in layout]
+            self._fast[static] = (treedef, [(a.dtype, a.shape) for a in arrays], groups, own, jit,
+                                  out_tree, out_plan)
+        res = [outs[g].reshape(shape) if whole else outs[g][lo:hi].reshape(shape)
+               for g, lo, hi, shape, whole in out_plan]
+        return _jax.tree_util.tree_unflatten(out_tree, res), carry_out
+
+    def _prepare(self, arrays: list, treedef: Any, static: tuple) -> tuple:
+        """The jitted function for this layout of host inputs (made at its first call),
+        the inputs packed, and the packing (per buffer, the arrays in it)."""
         groups: dict = {}
         layout = []
         own = []
-        for a in leaves:
-            a = np.asarray(a)
+        for i, a in enumerate(arrays):
             if a.size > _PACK_MAX:
                 layout.append((None, len(own), a.shape, a.dtype.str))
-                own.append(a)
+                own.append(i)
                 continue
             dt = a.dtype.str
             members = groups.setdefault(dt, [0, []])
             layout.append((dt, members[0], a.shape, None))
             members[0] += a.size
-            members[1].append(a.reshape(-1))
+            members[1].append(i)
         dts = sorted(groups)
         ng = len(dts)
         key = (treedef, tuple((ng + off, None, (shape, dt)) if g is None else (dts.index(g), off, shape)
                               for g, off, shape, dt in layout))
-        bufs = tuple(np.concatenate(groups[dt][1]) if len(groups[dt][1]) > 1 else groups[dt][1][0]
-                     for dt in dts) + tuple(own)
+        members = [groups[dt][1] for dt in dts]
+        bufs = tuple([arrays[g[0]].reshape(-1) if len(g) == 1 else
+                      np.concatenate([arrays[i].reshape(-1) for i in g]) for g in members]
+                     + [arrays[i] for i in own])
         jit = self._jits.get((key, static))
         if jit is None:
             jit = self._jits[(key, static)] = _jax.jit(functools.partial(self._packed, key=key,
                                                                          static=static))
-        host_out, carry_out = jit(bufs, carry)
-        outs = [np.asarray(o) for o in host_out]
-        out_tree, out_layout = self._out_layouts[(key, static)]
-        arrays = [outs[g][off:off + math.prod(shape)].reshape(shape) for g, off, shape in out_layout]
-        return _jax.tree_util.tree_unflatten(out_tree, arrays), carry_out
+        return jit, bufs, members, own, key
 
     def run(self, leaves: list) -> Any:
         inp, static, steps = self._inputs(leaves)
