@@ -396,7 +396,8 @@ class XlaBuilder(Builder):
         opt = e.opt
         name = getattr(e.fn, "__qualname__", "step")
         if base_class(type(opt)) not in _optimizers():
-            raise Unsupported(f"the optimizer step {name!r} (only SGD, Adam and AdamW are lowered)")
+            raise Unsupported(f"the optimizer step {name!r} (only SGD, Adam, AdamW and RMSprop "
+                              "are lowered)")
 
         def outlives(p: Tensor) -> bool:
             s = self.by_tensor.get(id(p))
@@ -474,67 +475,176 @@ def _float_only() -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def _optimizers() -> tuple:
-    from ..optim import SGD, Adam, AdamW
-    return (SGD, Adam, AdamW)
+    from ..optim import SGD, Adam, AdamW, RMSprop
+    return (SGD, Adam, AdamW, RMSprop)
 
 
 # ---------------------------------------------------------------- the optimizer update
 
-def _lerp(start: Any, end: Any, w: Any, one_minus_w: Any, small: bool) -> Any:
-    """``foreach.lerp_``'s two formulas, as values."""
-    d = end - start
-    return start + d * w if small else end - d * one_minus_w
+# The optimizers' own formulas (``Optimizer._flat_step``, written once against an array
+# namespace: ``optim.foreach``) run here on JAX values: ``_JX`` is the namespace, ``_Num``
+# a number of the group (lr, betas, ..., the step count) as a value of the computation,
+# so that a schedule changing it needs no new compilation.
+
+class _Num:
+    """A group's number inside the computation: ``v`` its float64 value there, ``host``
+    its value at tracing, which only comparisons read (a formula compares only options
+    its optimizer's ``_flags`` returns, which the recording guards)."""
+
+    __slots__ = ("v", "host")
+
+    def __init__(self, v: Any, host: float) -> None:
+        self.v, self.host = v, host
+
+    def _op(self, other: Any, f: Callable) -> "_Num":
+        if type(other) is _Num:
+            return _Num(f(self.v, other.v), f(self.host, other.host))
+        return _Num(f(self.v, other), f(self.host, other))
+
+    def __add__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a + b)
+    def __radd__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b + a)
+    def __sub__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a - b)
+    def __rsub__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b - a)
+    def __mul__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a * b)
+    def __rmul__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b * a)
+    def __truediv__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a / b)
+    def __rtruediv__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b / a)
+    def __pow__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a ** b)
+    def __rpow__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b ** a)
+    def __neg__(self) -> "_Num": return _Num(-self.v, -self.host)
+    def __abs__(self) -> "_Num": return _Num(abs(self.v), abs(self.host))
+
+    def _host(self, o: Any) -> Any:
+        return o.host if type(o) is _Num else o
+
+    def __eq__(self, o: Any) -> bool: return self.host == self._host(o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> bool: return self.host != self._host(o)  # type: ignore[override]
+    def __lt__(self, o: Any) -> bool: return self.host < self._host(o)
+    def __le__(self, o: Any) -> bool: return self.host <= self._host(o)
+    def __gt__(self, o: Any) -> bool: return self.host > self._host(o)
+    def __ge__(self, o: Any) -> bool: return self.host >= self._host(o)
+    __hash__ = None  # type: ignore[assignment]
 
 
-def _group_numbers(opt: Any, group: dict, state_step: float | None) -> tuple[dict, tuple]:
-    """A group's numbers for this call, computed on the host as the eager step computes
-    them (``_flat_step``), and the flags that choose the formula (the jit's static part)."""
-    from ..optim import SGD
-    if isinstance(opt, SGD):
-        lr, mu, wd, damp = group["lr"], group["momentum"], group["weight_decay"], group["dampening"]
-        nums = dict(lr=lr, mu=mu, wd=wd, one_minus_damp=1 - damp)
-        flags = ("sgd", mu != 0.0, damp == 0.0, bool(group["nesterov"]), wd != 0.0,
-                 bool(group.get("maximize")))
-        return nums, flags
-    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-    t = state_step + 1
-    w = 1 - b1
-    nums = dict(w=w, one_minus_w=1 - w, b2=b2, one_minus_b2=1 - b2, eps=eps,
-                step_size=lr / (1 - b1 ** t), root_bc2=(1 - b2 ** t) ** 0.5, wd=wd,
-                factor=1 - lr * wd)
-    flags = ("adam", abs(w) < 0.5, wd != 0.0, bool(opt._decoupled), bool(group.get("maximize")))
-    return nums, flags
+def _pair(a: Any, b: Any) -> tuple:
+    """The operands with a number in the array's dtype (as NumPy converts a Python float)."""
+    if type(b) is _Num:
+        return a, b.v.astype(a.dtype)
+    if type(a) is _Num:
+        return a.v.astype(b.dtype), b
+    return a, b
 
 
-def _update_values(flags: tuple, nums: dict, p: Any, g: Any, state: dict) -> tuple[Any, dict]:
-    """One parameter's new value and state, with ``foreach``'s operations in its order
-    (each scalar in the parameter's dtype, as NumPy converts a Python float)."""
-    c = {k: _jnp.asarray(v, p.dtype) for k, v in nums.items()}
-    if flags[0] == "sgd":
-        _, momentum, no_damp, nesterov, decay, maximize = flags
-        d = -g if maximize else g
-        if decay:
-            d = d + p * c["wd"]
-        new = {}
-        if momentum:
-            buf = state["momentum_buffer"] * c["mu"]
-            buf = buf + (d if no_damp else d * c["one_minus_damp"])
-            new["momentum_buffer"] = buf
-            d = d + buf * c["mu"] if nesterov else buf
-        return p - d * c["lr"], new
-    _, small, decay, decoupled, maximize = flags
-    if maximize:
+class _JX:
+    """``optim.foreach.NP``'s operations on JAX values (functional: ``out`` ignored)."""
+
+    @staticmethod
+    def mul(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a * b
+
+    @staticmethod
+    def add(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a + b
+
+    @staticmethod
+    def sub(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a - b
+
+    @staticmethod
+    def div(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a / b
+
+    @staticmethod
+    def sqrt(a: Any, out: Any = None) -> Any:
+        return _jnp.sqrt(a)
+
+    @staticmethod
+    def out(x: Any) -> None:
+        return None
+
+    imul, iadd, idiv = mul, add, div
+
+    @staticmethod
+    def lerp(start: Any, end: Any, weight: _Num, tmp: Any = None) -> Any:
+        """``foreach.lerp_``'s two formulas, the one its weight picks (a value here: a
+        change of betas needs no new compilation)."""
+        d = end - start
+        small = _jnp.abs(weight.v) < 0.5
+        return _jnp.where(small, _JX.add(start, _JX.mul(d, weight)),
+                          _JX.sub(end, _JX.mul(d, 1 - weight)))
+
+    @staticmethod
+    def damped(d: Any, damp: _Num, tmp: Any = None) -> Any:
+        return _JX.mul(d, 1 - damp)  # (times 1 exactly when damp is 0)
+
+
+class _JBucket:
+    """One parameter as ``Optimizer._flat_step`` sees a bucket: its gradient ``G``, state
+    ``state`` and value (``gather_params``); the step comes back in ``S``."""
+
+    xp = _JX
+
+    def __init__(self, g: Any, p: Any, state: dict) -> None:
+        self.G, self._p, self.state, self.T, self.S = g, p, state, None, None
+
+    def gather_params(self) -> Any:
+        return self._p
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float) or isinstance(v, np.floating)
+
+
+def _group_numbers(opt: Any, group: dict, t: float | None) -> tuple[list, tuple]:
+    """A group's numbers for this call (its options, then the step count), handed to
+    the computation as values, and what is static in it: which options are numbers, the
+    other options, the optimizer's ``_flags``."""
+    spec, nums, consts = [], [], []
+    for k, v in group.items():
+        if k == "params":
+            continue
+        if _is_number(v) and type(v) is not bool:
+            spec.append((k, None))
+            nums.append(float(v))
+        elif type(v) is tuple and v and all(_is_number(x) and type(x) is not bool for x in v):
+            spec.append((k, len(v)))
+            nums.extend(float(x) for x in v)
+        else:
+            consts.append((k, v))
+    if t is not None:
+        nums.append(float(t))
+    return nums, (tuple(spec), tuple(consts), opt._flags(group), t is not None)
+
+
+def _group_values(flags: tuple, nums: list, hosts: list) -> tuple[dict, Any]:
+    """The group (numbers as ``_Num``) and the step count, inside the computation."""
+    spec, consts, _, has_t = flags
+    group, i = dict(consts), 0
+    for k, n in spec:
+        if n is None:
+            group[k] = _Num(nums[i], hosts[i])
+            i += 1
+        else:
+            group[k] = tuple(_Num(nums[i + j], hosts[i + j]) for j in range(n))
+            i += n
+    return group, (_Num(nums[i], hosts[i]) if has_t else None)
+
+
+def _update_values(opt: Any, flags: tuple, nums: list, hosts: list, p: Any, g: Any,
+                   state: dict) -> tuple[Any, dict]:
+    """One parameter's new value and state: the optimizer's ``_flat_step`` on JAX values,
+    then ``p - step`` (``p * factor - step`` for AdamW's decay), as ``FlatUpdate.run``."""
+    group, t = _group_values(flags, nums, hosts)
+    if group.get("maximize"):
         g = -g
-    if decay and not decoupled:
-        g = g + p * c["wd"]
-    m = _lerp(state["exp_avg"], g, c["w"], c["one_minus_w"], small)
-    sq = g * c["one_minus_b2"]
-    sq = sq * g
-    v = state["exp_avg_sq"] * c["b2"] + sq
-    denom = _jnp.sqrt(v) / c["root_bc2"] + c["eps"]
-    step = (m * c["step_size"]) / denom
-    base = p * c["factor"] if decay and decoupled else p
-    return base - step, {"exp_avg": m, "exp_avg_sq": v}
+    b = _JBucket(g, p, dict(state))
+    factor = opt._flat_step(group, b, t)
+    base = p if factor is None else _JX.mul(p, factor)
+    return _JX.sub(base, b.S), b.state
 
 
 # ---------------------------------------------------------------- the program
@@ -709,11 +819,12 @@ class XlaProgram(Program):
                 if f.ref[0] != "slot":
                     written[self._target_index[_tkey(f.ref)]] = v
             elif k == "update":
-                nums_all, flags_all = inp["opt"][uc], static[uc]
+                nums_all, flags_all, hosts_all = inp["opt"][uc], static[uc], self._hosts[uc]
                 states = inp["state"][uc]
                 uc += 1
                 new_states = []
-                for (index, ps, names), nums, flags, bstate in zip(f.buckets, nums_all, flags_all, states):
+                for (index, ps, names), nums, flags, hosts, bstate in zip(
+                        f.buckets, nums_all, flags_all, hosts_all, states):
                     out_states = []
                     for p, st in zip(ps, bstate):
                         key = ("object", id(p))
@@ -724,7 +835,8 @@ class XlaProgram(Program):
                         cur = written.get(ti)
                         if cur is None:
                             cur = env[ext_slots[id(p)][0]] if id(p) in ext_slots else inp["params"][ti]
-                        value, new = _update_values(flags, nums, cur, g, dict(zip(names, st)))
+                        value, new = _update_values(f.opt, flags, nums, hosts, cur, g,
+                                                    dict(zip(names, st)))
                         written[ti] = value
                         for s in ext_slots.get(id(p), ()):
                             env[s] = value
@@ -782,6 +894,8 @@ class XlaProgram(Program):
                         if t is None or (step is not None and t != step):
                             return False
                         step = t
+                    elif u.opt._counts == "each" and st.get("step") is None:
+                        return False
         return True
 
     def _inputs(self, leaves: list, trial: bool = False) -> tuple[dict, tuple, list]:
@@ -821,7 +935,7 @@ class XlaProgram(Program):
                 group = u.opt.param_groups[index]
                 sts = [state.get(p, {}) for p in ps]
                 t = sts[0].get("step") if u.opt._counts == "shared" else None
-                nums, flags = _group_numbers(u.opt, group, t)
+                nums, flags = _group_numbers(u.opt, group, None if t is None else t + 1)
                 nb.append(nums)
                 fb.append(flags)
                 if self._carry is None:
@@ -1022,6 +1136,7 @@ class XlaProgram(Program):
 
     def run(self, leaves: list) -> Any:
         inp, static, steps = self._inputs(leaves)
+        self._hosts = inp["opt"]  # (the numbers' host values, read if this call traces)
         carry_in = self._carry_in()
         try:
             res, carry_out = self._call(inp, static, carry_in)
@@ -1062,10 +1177,14 @@ class XlaProgram(Program):
                 st[names[ni]] = Pending(carry, g, off, shape, dt, a.old if type(a) is Pending else a)
         for u, tb in zip(self.updates, steps):
             mark_optimizer(u.opt)
+            each = u.opt._counts == "each"
             for sts, t in tb:
                 if t is not None:
                     for st in sts:
                         st["step"] = t
+                elif each:
+                    for st in sts:
+                        st["step"] += 1
         made: dict = {}
         for i, value in res["grads"].items():
             ref = self.leaves[self._leaf_keys[i]]
@@ -1078,6 +1197,7 @@ class XlaProgram(Program):
         """Trace once now (shapes only, nothing runs), so that what cannot be lowered is
         found while the NumPy backend can still take over; the carry's layout from it."""
         inp, static, _ = self._inputs(leaves, trial=True)
+        self._hosts = inp["opt"]
         out = _jax.eval_shape(lambda i: self._pure(i, static), inp)
         self._layout_carry(out)
 

@@ -97,6 +97,13 @@ OPTIMIZERS = {  # every formula and flag the lowering has, in few variants (one 
     "sgd_nesterov_wd": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9, nesterov=True,
                                            weight_decay=0.01),
     "sgd_dampening": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.5, dampening=0.3),
+    "rmsprop": lambda m: optim.RMSprop(m.parameters(), lr=0.01),
+    "rmsprop_centered_momentum_wd": lambda m: optim.RMSprop(m.parameters(), lr=0.01, momentum=0.9,
+                                                            centered=True, weight_decay=0.1),
+    "rmsprop_momentum_max": lambda m: optim.RMSprop(m.parameters(), lr=0.01, momentum=0.5,
+                                                    alpha=0.3, maximize=True),  # lerp's other formula
+    "sgd_plain_momentum_max": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9,
+                                                  maximize=True),
 }
 
 
