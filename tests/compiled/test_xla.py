@@ -774,3 +774,37 @@ def test_adam_steps_kept_in_xla_match_torch(torch):
     for p, tp in zip(model.parameters(), tmodel.parameters()):
         _close(p, tp.detach().numpy(), "xla")
         _close(p.grad, tp.grad.numpy(), "xla")
+
+
+def test_new_numbers_of_a_group_need_no_new_compilation():
+    """lr, betas (across lerp's two formulas) and weight decay changed between calls: the
+    same program and the same XLA computation, the eager step's values."""
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins(
+        lambda m: optim.AdamW(m.parameters(), lr=0.05, weight_decay=0.1))
+    for k, (X, y) in enumerate(_batches(4, 3, 4, 7, seed=14)):
+        for o in (o1, o2):
+            o.param_groups[0]["lr"] = 0.05 / (k + 1)
+            o.param_groups[0]["betas"] = ((0.9, 0.999), (0.2, 0.99))[k % 2]
+            o.param_groups[0]["weight_decay"] = 0.1 * (k + 1)
+        _close(fast(X, y), eager(dg.tensor(X), y), "xla")
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+    assert fast.traces == 1 and len(_program(fast)._jits) == 1
+
+
+def test_rmsprop_state_kept_in_xla_round_trips_through_its_state_dict():
+    make = lambda m: optim.RMSprop(m.parameters(), lr=0.01, momentum=0.5, centered=True)  # noqa: E731
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins(make)
+    batches = _batches(5, 3, 4, 7, seed=15)
+    _both(eager, fast, batches[:3])
+    assert _pending(m2, o2)
+    sd = o2.state_dict()
+    want = o1.state_dict()
+    for k, st in want["state"].items():
+        assert sorted(st) == sorted(sd["state"][k])
+        for name, v in st.items():
+            _close(sd["state"][k][name], v, "xla")
+    o2.load_state_dict(sd)
+    _both(eager, fast, batches[3:])
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
