@@ -8,16 +8,26 @@ and its keywords, or the effect and its slots) instead of a NumPy kernel. ``XlaP
 interprets those descriptions once, inside ``jax.jit``, with ``jax.numpy`` calls: the
 forward, duograd's own backward (its VJP rules were recorded as primitive calls: JAX
 never differentiates anything, ``jax.grad`` and ``jax.vjp`` are never called), and the
-optimizer's update (``opt.step()`` of ``SGD``, ``Adam``, ``AdamW``) become one XLA
-computation, which XLA fuses.
+optimizer's update (``opt.step()`` of ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``: the
+optimizer's own ``_flat_step``, written once against an array namespace in
+``optim/foreach.py``, run here on JAX values through ``_JX``, the group's numbers being
+values of the computation, ``_Num``) become one XLA computation, which XLA fuses.
 
 The program is pure: every call passes in the arguments, the tensors the step reads but
-was not given (a model's parameters), the ``.grad`` values it reads and the optimizer's
-state, and gets back the results, the new ``.grad`` values, the new parameter values and
-the new state, which are written back into the Tensors (parameters in place, their
-version bumped, as the eager step does) and the optimizer's state arrays before the call
-returns. Nothing is written until the whole computation has succeeded, so a failing call
-changes nothing.
+was not given, the ``.grad`` values it reads, and the *carry*: the values the step writes
+that outlive it (parameters and other tensors written in place, the ``.grad`` of tensors
+made outside the step, the optimizer's state), one buffer per dtype. It returns the
+results and the new carry in the same layout. The carry stays on the XLA side: each of
+its values is left *pending* in the Tensor (or the optimizer's state entry) it belongs to
+and written back into the tensor's own NumPy array at the first read from anywhere
+(``capture/resident.py``: while pending, the tensor's class is a subclass whose ``_data``
+property writes it back and restores the class, so ordinary tensors pay nothing). The
+next call passes the last carry straight back in when every value it reads is still
+pending in it; otherwise (a value read or written in between, another program's turn, the
+first call) it packs the carry from the values as they are on the host. Nothing is written
+until the whole computation has succeeded, so a failing call changes nothing; buffers are
+not donated (an earlier ``.grad`` or a pending value may still read them). Versions are
+bumped at the call, as the eager step bumps them.
 
 What runs on the host, in order, before the XLA call: the arrays derived from the
 arguments outside the primitives (``_tensor._derive``: label checks, conversions of a
@@ -26,7 +36,7 @@ same generator as eagerly), and the bounds checks of index arrays (XLA clamps an
 of range where NumPy raises; the replay raises IndexError as NumPy would).
 
 Not lowered (``Unsupported``): host steps (a scheduler's step or ``clip_grad_norm_``
-*inside* ``fn``, the optimizers other than SGD/Adam/AdamW), ops without an entry in
+*inside* ``fn``, the optimizers other than SGD/Adam/AdamW/RMSprop), ops without an entry in
 ``_lowerings``, an in-place write into a tensor that a view shares, ``.grad`` of a tensor
 made inside ``fn``. A program with one of these runs on the NumPy backend instead, with a
 ``UserWarning`` naming the first one (``program.backend`` says which backend runs it).
@@ -600,7 +610,8 @@ def _is_number(v: Any) -> bool:
 
 
 def _group_numbers(opt: Any, group: dict, t: float | None) -> tuple[list, tuple]:
-    """A group's numbers for this call (its options, then the step count), handed to
+    """A group's numbers for this call (its options, then ``t``, the step count the
+    update reaches, or None), handed to
     the computation as values, and what is static in it: which options are numbers, the
     other options, the optimizer's ``_flags``."""
     spec, nums, consts = [], [], []
