@@ -76,6 +76,13 @@ class Pending:
         """The value as a (read-only) host array, the tensor left as it is."""
         return self.carry.host(self.g)[self.off:self.off + math.prod(self.shape)].reshape(self.shape)
 
+    def __deepcopy__(self, memo: dict) -> np.ndarray:
+        # (a copy of the state that holds it, e.g. a replay's snapshot, holds the values)
+        return np.array(self.value())
+
+    def __reduce__(self) -> tuple:
+        return (np.array, (np.array(self.value()),))
+
     def materialise(self) -> np.ndarray:
         v, old = self.value(), self.old
         if old is not None and old.flags.writeable and old.shape == self.shape and \

@@ -808,3 +808,17 @@ def test_rmsprop_state_kept_in_xla_round_trips_through_its_state_dict():
     _both(eager, fast, batches[3:])
     for a, b in zip(_state(m2, o2), _state(m1, o1)):
         _close(a, b, "xla")
+
+
+def test_rechecks_with_values_kept_in_xla():
+    """``recheck_every``: the eager rerun and its snapshot see the values kept in XLA."""
+    (m1, o1, eager), (m2, o2, step) = _twins(lambda: nn.MLP(3, [5, 4], rng=3),
+                                             lambda m: optim.Adam(m.parameters(), lr=0.05))
+    fast = dg.compile(step, recheck_every=2, backend="xla")
+    _both(eager, fast, _batches(5, 3, 4, 7, seed=16))
+    from duograd.capture.program import _snapshot
+    assert _pending(m2, o2)
+    _snapshot((o2,))()  # a rollback's put-back: the state's values, as arrays
+    assert all(type(v) is not Pending for st in vars(o2)["state"].values() for v in st.values())
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
