@@ -52,6 +52,11 @@ class Carry:
     __slots__ = ("dev", "_host")
 
     def __init__(self, dev: Any) -> None:
+        self.reset(dev)
+
+    def reset(self, dev: Any) -> None:
+        """Hold ``dev`` from now on (a program's home carry moves on to its next call's
+        buffers: every value pending in it is the newer one)."""
         self.dev = tuple(dev)
         self._host: list = [None] * len(self.dev)
 

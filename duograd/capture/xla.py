@@ -744,8 +744,8 @@ class XlaProgram(Program):
         for t, s in self.loads:
             self._load_slots.setdefault(id(t), []).append(s)
         self._carry: list | None = None  # (laid out by _trial: _layout_carry)
+        self._home: Carry | None = None  # the carry the tensors' and the state's values are in
         self._fast: dict = {}  # static -> the last call's layout, jitted function and outputs
-        self._last = None
 
     def _target(self, ref: Any) -> None:
         k = ("arg", ref[1]) if ref[0] == "arg" else ("object", id(ref[1]))
@@ -1004,7 +1004,6 @@ class XlaProgram(Program):
         # the carried values the computation reads: the tensors' values and the state
         self._carry_reads = [c for c in carry if c[0] != "grad"]
         self._carry = carry
-        self._last: Carry | None = None
 
     def _holder(self, kind: str, where: Any) -> Any:
         """What holds a carried value now: the tensor's array or Pending, the state entry."""
@@ -1016,21 +1015,74 @@ class XlaProgram(Program):
         st = raw_state(u.opt).get(ps[pi])
         return None if st is None else st.get(names[ni])
 
-    def _carry_in(self) -> tuple:
-        last = self._last
-        if last is not None:
-            for kind, where, *_ in self._carry_reads:
-                h = self._holder(kind, where)
-                if type(h) is not Pending or h.carry is not last:
+    def _carry_in(self) -> tuple[tuple, bool]:
+        """The carry to hand in, and whether it is the last call's buffers themselves
+        (every value read still pending in this program's home carry)."""
+        if self._home is not None:
+            for t, pend in self._data_checks:
+                if peek(t) is not pend:
                     break
             else:
-                return last.dev
+                for state, p, name, pend in self._state_checks:
+                    st = state().get(p)
+                    if st is None or st.get(name) is not pend:
+                        break
+                else:
+                    return self._home.dev, True
         bufs = [np.zeros(n, dt) for n, dt in self._carry_sizes]
         for kind, where, g, off, shape, dt in self._carry_reads:
             h = self._holder(kind, where)
             v = h.value() if type(h) is Pending else h
             bufs[g][off:off + math.prod(shape)] = np.reshape(v, -1)
-        return tuple(bufs)
+        return tuple(bufs), False
+
+    def _keep(self, carry_out: tuple, same: bool) -> None:
+        """Leave the carry's values pending: the tensors' and the state's in this program's
+        home carry (``same``: they are pending there already, only the buffers move on),
+        the ``.grad``\\s in a carry of this call's own (an earlier ``.grad`` keeps its values)."""
+        home = self._home
+        if home is None:
+            home = self._home = Carry(carry_out)
+            self._pends = [None if k == "grad" else Pending(home, g, off, shape, dt, None)
+                           for k, w, g, off, shape, dt in self._carry]
+            self._data_checks = [(self.targets[c[1]][1], pend) for c, pend in zip(self._carry, self._pends)
+                                 if c[0] == "data"]
+            self._state_checks = []
+            for c, pend in zip(self._carry, self._pends):
+                if c[0] == "state":
+                    uc, bi, pi, ni = c[1]
+                    u = self.updates[uc]
+                    _, ps, names = u.buckets[bi]
+                    self._state_checks.append((functools.partial(raw_state, u.opt), ps[pi],
+                                               names[ni], pend))
+            self._bump_pends = [pend for c, pend in zip(self._carry, self._pends)
+                                if c[0] == "data" and c[1] in self._bumped]
+        else:
+            home.reset(carry_out)
+        if not same:
+            for (kind, where, *_), pend in zip(self._carry, self._pends):
+                if kind == "data":
+                    t = self.targets[where][1]
+                    pend.old = old_array(t)
+                    set_pending(t, pend)
+                elif kind == "state":
+                    uc, bi, pi, ni = where
+                    u = self.updates[uc]
+                    _, ps, names = u.buckets[bi]
+                    st = raw_state(u.opt)[ps[pi]]
+                    a = st[names[ni]]
+                    pend.old = a.old if type(a) is Pending else a
+                    st[names[ni]] = pend
+        for pend in self._bump_pends:
+            _bump(pend.old)
+        grads = None
+        for kind, where, g, off, shape, dt in self._carry:
+            if kind == "grad":
+                if grads is None:
+                    grads = Carry(carry_out)
+                gt = _wrap(_EMPTY)
+                set_pending(gt, Pending(grads, g, off, shape, dt, None))
+                self.leaves[self._leaf_keys[where]][1]._grad = gt
 
     # ------------------------------------------------------------ packing
     # One argument per dtype instead of one per array: each array handed to a jitted
@@ -1148,7 +1200,7 @@ class XlaProgram(Program):
     def run(self, leaves: list) -> Any:
         inp, static, steps = self._inputs(leaves)
         self._hosts = inp["opt"]  # (the numbers' host values, read if this call traces)
-        carry_in = self._carry_in()
+        carry_in, same = self._carry_in()
         try:
             res, carry_out = self._call(inp, static, carry_in)
         except Unsupported as e:
@@ -1166,26 +1218,7 @@ class XlaProgram(Program):
                     _bump(t._data)
             else:
                 _store(t, v, bump=i in self._bumped)
-        carry = self._last = Carry(carry_out)
-        for kind, where, g, off, shape, dt in self._carry:
-            if kind == "data":
-                t = self.targets[where][1]
-                old = old_array(t)
-                if where in self._bumped:
-                    _bump(old)
-                set_pending(t, Pending(carry, g, off, shape, dt, old))
-            elif kind == "grad":
-                t = self.leaves[self._leaf_keys[where]][1]
-                gt = _wrap(_EMPTY)
-                set_pending(gt, Pending(carry, g, off, shape, dt, None))
-                t._grad = gt
-            else:
-                uc, bi, pi, ni = where
-                u = self.updates[uc]
-                _, ps, names = u.buckets[bi]
-                st = raw_state(u.opt)[ps[pi]]
-                a = st[names[ni]]
-                st[names[ni]] = Pending(carry, g, off, shape, dt, a.old if type(a) is Pending else a)
+        self._keep(carry_out, same)
         for u, tb in zip(self.updates, steps):
             mark_optimizer(u.opt)
             each = u.opt._counts == "each"
