@@ -609,7 +609,7 @@ def _is_number(v: Any) -> bool:
     return type(v) in (int, float) or isinstance(v, np.floating)
 
 
-def _group_numbers(opt: Any, group: dict, t: float | None) -> tuple[list, tuple]:
+def _group_numbers(opt: Any, group: dict, t: float | None) -> tuple[np.ndarray, tuple]:
     """A group's numbers for this call (its options, then ``t``, the step count the
     update reaches, or None), handed to
     the computation as values, and what is static in it: which options are numbers, the
@@ -628,7 +628,8 @@ def _group_numbers(opt: Any, group: dict, t: float | None) -> tuple[list, tuple]
             consts.append((k, v))
     if t is not None:
         nums.append(float(t))
-    return nums, (tuple(spec), tuple(consts), opt._flags(group), t is not None)
+    # (one float64 array: one input of the computation, not one per number)
+    return np.array(nums, np.float64), (tuple(spec), tuple(consts), opt._flags(group), t is not None)
 
 
 def _group_values(flags: tuple, nums: list, hosts: list) -> tuple[dict, Any]:
