@@ -8,16 +8,26 @@ and its keywords, or the effect and its slots) instead of a NumPy kernel. ``XlaP
 interprets those descriptions once, inside ``jax.jit``, with ``jax.numpy`` calls: the
 forward, duograd's own backward (its VJP rules were recorded as primitive calls: JAX
 never differentiates anything, ``jax.grad`` and ``jax.vjp`` are never called), and the
-optimizer's update (``opt.step()`` of ``SGD``, ``Adam``, ``AdamW``) become one XLA
-computation, which XLA fuses.
+optimizer's update (``opt.step()`` of ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``: the
+optimizer's own ``_flat_step``, written once against an array namespace in
+``optim/foreach.py``, run here on JAX values through ``_JX``, the group's numbers being
+values of the computation, ``_Num``) become one XLA computation, which XLA fuses.
 
 The program is pure: every call passes in the arguments, the tensors the step reads but
-was not given (a model's parameters), the ``.grad`` values it reads and the optimizer's
-state, and gets back the results, the new ``.grad`` values, the new parameter values and
-the new state, which are written back into the Tensors (parameters in place, their
-version bumped, as the eager step does) and the optimizer's state arrays before the call
-returns. Nothing is written until the whole computation has succeeded, so a failing call
-changes nothing.
+was not given, the ``.grad`` values it reads, and the *carry*: the values the step writes
+that outlive it (parameters and other tensors written in place, the ``.grad`` of tensors
+made outside the step, the optimizer's state), one buffer per dtype. It returns the
+results and the new carry in the same layout. The carry stays on the XLA side: each of
+its values is left *pending* in the Tensor (or the optimizer's state entry) it belongs to
+and written back into the tensor's own NumPy array at the first read from anywhere
+(``capture/resident.py``: while pending, the tensor's class is a subclass whose ``_data``
+property writes it back and restores the class, so ordinary tensors pay nothing). The
+next call passes the last carry straight back in when every value it reads is still
+pending in it; otherwise (a value read or written in between, another program's turn, the
+first call) it packs the carry from the values as they are on the host. Nothing is written
+until the whole computation has succeeded, so a failing call changes nothing; buffers are
+not donated (an earlier ``.grad`` or a pending value may still read them). Versions are
+bumped at the call, as the eager step bumps them.
 
 What runs on the host, in order, before the XLA call: the arrays derived from the
 arguments outside the primitives (``_tensor._derive``: label checks, conversions of a
@@ -26,7 +36,7 @@ same generator as eagerly), and the bounds checks of index arrays (XLA clamps an
 of range where NumPy raises; the replay raises IndexError as NumPy would).
 
 Not lowered (``Unsupported``): host steps (a scheduler's step or ``clip_grad_norm_``
-*inside* ``fn``, the optimizers other than SGD/Adam/AdamW), ops without an entry in
+*inside* ``fn``, the optimizers other than SGD/Adam/AdamW/RMSprop), ops without an entry in
 ``_lowerings``, an in-place write into a tensor that a view shares, ``.grad`` of a tensor
 made inside ``fn``. A program with one of these runs on the NumPy backend instead, with a
 ``UserWarning`` naming the first one (``program.backend`` says which backend runs it).
@@ -48,6 +58,8 @@ from .instructions import CALLN, EFFECT, new
 from .lowering import Builder, slots_in
 from .program import Program
 from .recording import Recorder, Write
+from .resident import (Carry, Pending, base_class, host_value, mark_optimizer, old_array, peek,
+                       raw_state, set_pending)
 
 _jax: Any = None
 _jnp: Any = None
@@ -391,8 +403,9 @@ class XlaBuilder(Builder):
 
         opt = e.opt
         name = getattr(e.fn, "__qualname__", "step")
-        if type(opt) not in _optimizers():
-            raise Unsupported(f"the optimizer step {name!r} (only SGD, Adam and AdamW are lowered)")
+        if base_class(type(opt)) not in _optimizers():
+            raise Unsupported(f"the optimizer step {name!r} (only SGD, Adam, AdamW and RMSprop "
+                              "are lowered)")
 
         def outlives(p: Tensor) -> bool:
             s = self.by_tensor.get(id(p))
@@ -470,67 +483,178 @@ def _float_only() -> tuple:
 
 @functools.lru_cache(maxsize=1)
 def _optimizers() -> tuple:
-    from ..optim import SGD, Adam, AdamW
-    return (SGD, Adam, AdamW)
+    from ..optim import SGD, Adam, AdamW, RMSprop
+    return (SGD, Adam, AdamW, RMSprop)
 
 
 # ---------------------------------------------------------------- the optimizer update
 
-def _lerp(start: Any, end: Any, w: Any, one_minus_w: Any, small: bool) -> Any:
-    """``foreach.lerp_``'s two formulas, as values."""
-    d = end - start
-    return start + d * w if small else end - d * one_minus_w
+# The optimizers' own formulas (``Optimizer._flat_step``, written once against an array
+# namespace: ``optim.foreach``) run here on JAX values: ``_JX`` is the namespace, ``_Num``
+# a number of the group (lr, betas, ..., the step count) as a value of the computation,
+# so that a schedule changing it needs no new compilation.
+
+class _Num:
+    """A group's number inside the computation: ``v`` its float64 value there, ``host``
+    its value at tracing, which only comparisons read (a formula compares only options
+    its optimizer's ``_flags`` returns, which the recording guards)."""
+
+    __slots__ = ("v", "host")
+
+    def __init__(self, v: Any, host: float) -> None:
+        self.v, self.host = v, host
+
+    def _op(self, other: Any, f: Callable) -> "_Num":
+        if type(other) is _Num:
+            return _Num(f(self.v, other.v), f(self.host, other.host))
+        return _Num(f(self.v, other), f(self.host, other))
+
+    def __add__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a + b)
+    def __radd__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b + a)
+    def __sub__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a - b)
+    def __rsub__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b - a)
+    def __mul__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a * b)
+    def __rmul__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b * a)
+    def __truediv__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a / b)
+    def __rtruediv__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b / a)
+    def __pow__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: a ** b)
+    def __rpow__(self, o: Any) -> "_Num": return self._op(o, lambda a, b: b ** a)
+    def __neg__(self) -> "_Num": return _Num(-self.v, -self.host)
+    def __abs__(self) -> "_Num": return _Num(abs(self.v), abs(self.host))
+
+    def _host(self, o: Any) -> Any:
+        return o.host if type(o) is _Num else o
+
+    def __eq__(self, o: Any) -> bool: return self.host == self._host(o)  # type: ignore[override]
+    def __ne__(self, o: Any) -> bool: return self.host != self._host(o)  # type: ignore[override]
+    def __lt__(self, o: Any) -> bool: return self.host < self._host(o)
+    def __le__(self, o: Any) -> bool: return self.host <= self._host(o)
+    def __gt__(self, o: Any) -> bool: return self.host > self._host(o)
+    def __ge__(self, o: Any) -> bool: return self.host >= self._host(o)
+    __hash__ = None  # type: ignore[assignment]
 
 
-def _group_numbers(opt: Any, group: dict, state_step: float | None) -> tuple[dict, tuple]:
-    """A group's numbers for this call, computed on the host as the eager step computes
-    them (``_flat_step``), and the flags that choose the formula (the jit's static part)."""
-    from ..optim import SGD
-    if isinstance(opt, SGD):
-        lr, mu, wd, damp = group["lr"], group["momentum"], group["weight_decay"], group["dampening"]
-        nums = dict(lr=lr, mu=mu, wd=wd, one_minus_damp=1 - damp)
-        flags = ("sgd", mu != 0.0, damp == 0.0, bool(group["nesterov"]), wd != 0.0,
-                 bool(group.get("maximize")))
-        return nums, flags
-    lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-    t = state_step + 1
-    w = 1 - b1
-    nums = dict(w=w, one_minus_w=1 - w, b2=b2, one_minus_b2=1 - b2, eps=eps,
-                step_size=lr / (1 - b1 ** t), root_bc2=(1 - b2 ** t) ** 0.5, wd=wd,
-                factor=1 - lr * wd)
-    flags = ("adam", abs(w) < 0.5, wd != 0.0, bool(opt._decoupled), bool(group.get("maximize")))
-    return nums, flags
+def _pair(a: Any, b: Any) -> tuple:
+    """The operands with a number in the array's dtype (as NumPy converts a Python float)."""
+    if type(b) is _Num:
+        return a, b.v.astype(a.dtype)
+    if type(a) is _Num:
+        return a.v.astype(b.dtype), b
+    return a, b
 
 
-def _update_values(flags: tuple, nums: dict, p: Any, g: Any, state: dict) -> tuple[Any, dict]:
-    """One parameter's new value and state, with ``foreach``'s operations in its order
-    (each scalar in the parameter's dtype, as NumPy converts a Python float)."""
-    c = {k: _jnp.asarray(v, p.dtype) for k, v in nums.items()}
-    if flags[0] == "sgd":
-        _, momentum, no_damp, nesterov, decay, maximize = flags
-        d = -g if maximize else g
-        if decay:
-            d = d + p * c["wd"]
-        new = {}
-        if momentum:
-            buf = state["momentum_buffer"] * c["mu"]
-            buf = buf + (d if no_damp else d * c["one_minus_damp"])
-            new["momentum_buffer"] = buf
-            d = d + buf * c["mu"] if nesterov else buf
-        return p - d * c["lr"], new
-    _, small, decay, decoupled, maximize = flags
-    if maximize:
+class _JX:
+    """``optim.foreach.NP``'s operations on JAX values (functional: ``out`` ignored)."""
+
+    @staticmethod
+    def mul(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a * b
+
+    @staticmethod
+    def add(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a + b
+
+    @staticmethod
+    def sub(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a - b
+
+    @staticmethod
+    def div(a: Any, b: Any, out: Any = None) -> Any:
+        a, b = _pair(a, b)
+        return a / b
+
+    @staticmethod
+    def sqrt(a: Any, out: Any = None) -> Any:
+        return _jnp.sqrt(a)
+
+    @staticmethod
+    def out(x: Any) -> None:
+        return None
+
+    imul, iadd, idiv = mul, add, div
+
+    @staticmethod
+    def lerp(start: Any, end: Any, weight: _Num, tmp: Any = None) -> Any:
+        """``foreach.lerp_``'s two formulas, the one its weight picks (a value here: a
+        change of betas needs no new compilation)."""
+        d = end - start
+        small = _jnp.abs(weight.v) < 0.5
+        return _jnp.where(small, _JX.add(start, _JX.mul(d, weight)),
+                          _JX.sub(end, _JX.mul(d, 1 - weight)))
+
+    @staticmethod
+    def damped(d: Any, damp: _Num, tmp: Any = None) -> Any:
+        return _JX.mul(d, 1 - damp)  # (times 1 exactly when damp is 0)
+
+
+class _JBucket:
+    """One parameter as ``Optimizer._flat_step`` sees a bucket: its gradient ``G``, state
+    ``state`` and value (``gather_params``); the step comes back in ``S``."""
+
+    xp = _JX
+
+    def __init__(self, g: Any, p: Any, state: dict) -> None:
+        self.G, self._p, self.state, self.T, self.S = g, p, state, None, None
+
+    def gather_params(self) -> Any:
+        return self._p
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float) or isinstance(v, np.floating)
+
+
+def _group_numbers(opt: Any, group: dict, t: float | None) -> tuple[np.ndarray, tuple]:
+    """A group's numbers for this call (its options, then ``t``, the step count the
+    update reaches, or None), handed to
+    the computation as values, and what is static in it: which options are numbers, the
+    other options, the optimizer's ``_flags``."""
+    spec, nums, consts = [], [], []
+    for k, v in group.items():
+        if k == "params":
+            continue
+        if _is_number(v) and type(v) is not bool:
+            spec.append((k, None))
+            nums.append(float(v))
+        elif type(v) is tuple and v and all(_is_number(x) and type(x) is not bool for x in v):
+            spec.append((k, len(v)))
+            nums.extend(float(x) for x in v)
+        else:
+            consts.append((k, v))
+    if t is not None:
+        nums.append(float(t))
+    # (one float64 array: one input of the computation, not one per number)
+    return np.array(nums, np.float64), (tuple(spec), tuple(consts), opt._flags(group), t is not None)
+
+
+def _group_values(flags: tuple, nums: list, hosts: list) -> tuple[dict, Any]:
+    """The group (numbers as ``_Num``) and the step count, inside the computation."""
+    spec, consts, _, has_t = flags
+    group, i = dict(consts), 0
+    for k, n in spec:
+        if n is None:
+            group[k] = _Num(nums[i], hosts[i])
+            i += 1
+        else:
+            group[k] = tuple(_Num(nums[i + j], hosts[i + j]) for j in range(n))
+            i += n
+    return group, (_Num(nums[i], hosts[i]) if has_t else None)
+
+
+def _update_values(opt: Any, flags: tuple, nums: list, hosts: list, p: Any, g: Any,
+                   state: dict) -> tuple[Any, dict]:
+    """One parameter's new value and state: the optimizer's ``_flat_step`` on JAX values,
+    then ``p - step`` (``p * factor - step`` for AdamW's decay), as ``FlatUpdate.run``."""
+    group, t = _group_values(flags, nums, hosts)
+    if group.get("maximize"):
         g = -g
-    if decay and not decoupled:
-        g = g + p * c["wd"]
-    m = _lerp(state["exp_avg"], g, c["w"], c["one_minus_w"], small)
-    sq = g * c["one_minus_b2"]
-    sq = sq * g
-    v = state["exp_avg_sq"] * c["b2"] + sq
-    denom = _jnp.sqrt(v) / c["root_bc2"] + c["eps"]
-    step = (m * c["step_size"]) / denom
-    base = p * c["factor"] if decay and decoupled else p
-    return base - step, {"exp_avg": m, "exp_avg_sq": v}
+    b = _JBucket(g, p, dict(state))
+    factor = opt._flat_step(group, b, t)
+    base = p if factor is None else _JX.mul(p, factor)
+    return _JX.sub(base, b.S), b.state
 
 
 # ---------------------------------------------------------------- the program
@@ -615,6 +739,12 @@ class XlaProgram(Program):
         # (static arguments cost a hash and a comparison in every call's dispatch)
         self._jits: dict = {}
         self._out_layouts: dict = {}  # (input key, static) -> how the outputs come packed
+        self._load_slots: dict = {}  # id(tensor) -> the slots its value is loaded into
+        for t, s in self.loads:
+            self._load_slots.setdefault(id(t), []).append(s)
+        self._carry: list | None = None  # (laid out by _trial: _layout_carry)
+        self._home: Carry | None = None  # the carry the tensors' and the state's values are in
+        self._fast: dict = {}  # static -> the last call's layout, jitted function and outputs
 
     def _target(self, ref: Any) -> None:
         k = ("arg", ref[1]) if ref[0] == "arg" else ("object", id(ref[1]))
@@ -699,11 +829,12 @@ class XlaProgram(Program):
                 if f.ref[0] != "slot":
                     written[self._target_index[_tkey(f.ref)]] = v
             elif k == "update":
-                nums_all, flags_all = inp["opt"][uc], static[uc]
+                nums_all, flags_all, hosts_all = inp["opt"][uc], static[uc], self._hosts[uc]
                 states = inp["state"][uc]
                 uc += 1
                 new_states = []
-                for (index, ps, names), nums, flags, bstate in zip(f.buckets, nums_all, flags_all, states):
+                for (index, ps, names), nums, flags, hosts, bstate in zip(
+                        f.buckets, nums_all, flags_all, hosts_all, states):
                     out_states = []
                     for p, st in zip(ps, bstate):
                         key = ("object", id(p))
@@ -714,7 +845,8 @@ class XlaProgram(Program):
                         cur = written.get(ti)
                         if cur is None:
                             cur = env[ext_slots[id(p)][0]] if id(p) in ext_slots else inp["params"][ti]
-                        value, new = _update_values(flags, nums, cur, g, dict(zip(names, st)))
+                        value, new = _update_values(f.opt, flags, nums, hosts, cur, g,
+                                                    dict(zip(names, st)))
                         written[ti] = value
                         for s in ext_slots.get(id(p), ()):
                             env[s] = value
@@ -741,10 +873,19 @@ class XlaProgram(Program):
     # ------------------------------------------------------------ a call
 
     def guard(self) -> bool:
-        if not super().guard():
-            return False
+        # (the tensors' shapes from their pending values: a guard never settles one)
+        for t, shape, dtype, rg in self.guards:
+            d = peek(t)
+            if d.shape != shape or d.dtype != dtype or t.requires_grad != rg:
+                return False
+        guards, self.guards = self.guards, ()
+        try:
+            if not super().guard():
+                return False
+        finally:
+            self.guards = guards
         for u in self.updates:  # the optimizer's state where the recording left it
-            state = u.opt.state
+            state = raw_state(u.opt)
             for index, ps, names in u.buckets:
                 step = None
                 if not names and u.opt._counts is None:
@@ -753,18 +894,23 @@ class XlaProgram(Program):
                     st = state.get(p)
                     if st is None:
                         return False
+                    shape = peek(p).shape
                     for n in names:
                         a = st.get(n)
-                        if not isinstance(a, np.ndarray) or a.shape != p._data.shape:
+                        if not (type(a) is Pending or isinstance(a, np.ndarray)) or a.shape != shape:
                             return False
                     if u.opt._counts == "shared":
                         t = st.get("step")
                         if t is None or (step is not None and t != step):
                             return False
                         step = t
+                    elif u.opt._counts == "each" and st.get("step") is None:
+                        return False
         return True
 
     def _inputs(self, leaves: list, trial: bool = False) -> tuple[dict, tuple, list]:
+        """The call's inputs: what it reads from the host (the carried values are None
+        here unless ``trial``: they come in the carry, ``_carry_in``)."""
         env: dict = {}
         for (s, is_tensor), leaf in zip(self.arg_slots, leaves):
             # (the recording's leaves: an array argument was a Tensor there)
@@ -783,27 +929,34 @@ class XlaProgram(Program):
                 raise IndexError(f"{name}: index {bad} is out of bounds for axis {axis} with "
                                  f"size {n} (in a dg.compile replay)")
         host = {s: env[s] for s in self.host_in}
-        loads = {s: t._data for t, s in self.loads}
+        carried = self._carried_tensors if self._carry is not None else ()
+        loads = {s: None if id(t) in carried else host_value(t) for t, s in self.loads}
         grads = []
         for key in self._grad_in_keys:
             ref = self.leaves[key]
             t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
-            grads.append(None if t._grad is None else t._grad._data)
+            grads.append(None if t._grad is None else host_value(t._grad))
         params = [None] * len(self.targets)
         opt_nums, opt_flags, opt_state, steps = [], [], [], []
         for u in self.updates:
             nb, fb, sb, tb = [], [], [], []
+            state = raw_state(u.opt)
             for index, ps, names in u.buckets:
                 group = u.opt.param_groups[index]
-                sts = [u.opt.state.get(p, {}) for p in ps]
+                sts = [state.get(p, {}) for p in ps]
                 t = sts[0].get("step") if u.opt._counts == "shared" else None
-                nums, flags = _group_numbers(u.opt, group, t)
+                nums, flags = _group_numbers(u.opt, group, None if t is None else t + 1)
                 nb.append(nums)
                 fb.append(flags)
-                sb.append([[st[n] for n in names] for st in sts])
-                tb.append((sts, None if t is None else t + 1))
+                if self._carry is None:
+                    sb.append([[_host_entry(st[n]) for n in names] for st in sts])
+                else:
+                    sb.append([[None] * len(names) for _ in sts])
                 for p in ps:
-                    params[self._target_index[("object", id(p))]] = p._data
+                    ti = self._target_index[("object", id(p))]
+                    if self._carry is None or ti not in self._carried_written:
+                        params[ti] = host_value(p)
+                tb.append((sts, None if t is None else t + 1))
             opt_nums.append(nb)
             opt_flags.append(tuple(fb))
             opt_state.append(sb)
@@ -812,14 +965,132 @@ class XlaProgram(Program):
                "params": params}
         return inp, tuple(opt_flags), steps
 
+    # ------------------------------------------------------------ the carry
+    # The values that stay on the XLA side between calls (see ``resident``): the new
+    # values of the tensors the step writes in place (parameters), the new .grad of the
+    # tensors that outlive the call, and the optimizer state. They come out of the
+    # computation packed, one buffer per dtype (``_carry``: each value's place), and go
+    # back in in the same layout: as the device buffers themselves when every value read
+    # is still pending in them, else packed on the host from the values as they are.
+
+    def _layout_carry(self, out: dict) -> None:
+        """The carry's layout, from the shapes of a traced call's results ``out``."""
+        keys = []
+        for ti, v in sorted(out["written"].items()):
+            if self.targets[ti][0] == "object" and ti not in self._replaced:
+                keys.append(("data", ti, v))
+        for uc, ub in enumerate(out["states"]):
+            for bi, bs in enumerate(ub):
+                for pi, ps in enumerate(bs):
+                    for ni, v in enumerate(ps):
+                        keys.append(("state", (uc, bi, pi, ni), v))
+        for j, v in sorted(out["grads"].items()):
+            if v is not None and self.leaves[self._leaf_keys[j]][0] == "object":
+                keys.append(("grad", j, v))
+        sizes: dict = {}
+        dts = sorted({np.dtype(v.dtype).str for _, _, v in keys})
+        carry = []
+        for kind, where, v in keys:
+            dt = np.dtype(v.dtype)
+            g = dts.index(dt.str)
+            off = sizes.get(g, 0)
+            sizes[g] = off + math.prod(v.shape)
+            carry.append((kind, where, g, off, tuple(v.shape), dt))
+        self._carry_sizes = [(sizes.get(g, 0), np.dtype(dt)) for g, dt in enumerate(dts)]
+        self._carried_written = {w for k, w, *_ in carry if k == "data"}
+        self._carried_grads = {w for k, w, *_ in carry if k == "grad"}
+        self._carried_tensors = {id(self.targets[w][1]) for w in self._carried_written}
+        # the carried values the computation reads: the tensors' values and the state
+        self._carry_reads = [c for c in carry if c[0] != "grad"]
+        self._carry = carry
+
+    def _holder(self, kind: str, where: Any) -> Any:
+        """What holds a carried value now: the tensor's array or Pending, the state entry."""
+        if kind == "data":
+            return peek(self.targets[where][1])
+        uc, bi, pi, ni = where
+        u = self.updates[uc]
+        _, ps, names = u.buckets[bi]
+        st = raw_state(u.opt).get(ps[pi])
+        return None if st is None else st.get(names[ni])
+
+    def _carry_in(self) -> tuple[tuple, bool]:
+        """The carry to hand in, and whether it is the last call's buffers themselves
+        (every value read still pending in this program's home carry)."""
+        if self._home is not None:
+            for t, pend in self._data_checks:
+                if peek(t) is not pend:
+                    break
+            else:
+                for state, p, name, pend in self._state_checks:
+                    st = state().get(p)
+                    if st is None or st.get(name) is not pend:
+                        break
+                else:
+                    return self._home.dev, True
+        bufs = [np.zeros(n, dt) for n, dt in self._carry_sizes]
+        for kind, where, g, off, shape, dt in self._carry_reads:
+            h = self._holder(kind, where)
+            v = h.value() if type(h) is Pending else h
+            bufs[g][off:off + math.prod(shape)] = np.reshape(v, -1)
+        return tuple(bufs), False
+
+    def _keep(self, carry_out: tuple, same: bool) -> None:
+        """Leave the carry's values pending: the tensors' and the state's in this program's
+        home carry (``same``: they are pending there already, only the buffers move on),
+        the ``.grad``\\s in a carry of this call's own (an earlier ``.grad`` keeps its values)."""
+        home = self._home
+        if home is None:
+            home = self._home = Carry(carry_out)
+            self._pends = [None if k == "grad" else Pending(home, g, off, shape, dt, None)
+                           for k, w, g, off, shape, dt in self._carry]
+            self._data_checks = [(self.targets[c[1]][1], pend) for c, pend in zip(self._carry, self._pends)
+                                 if c[0] == "data"]
+            self._state_checks = []
+            for c, pend in zip(self._carry, self._pends):
+                if c[0] == "state":
+                    uc, bi, pi, ni = c[1]
+                    u = self.updates[uc]
+                    _, ps, names = u.buckets[bi]
+                    self._state_checks.append((functools.partial(raw_state, u.opt), ps[pi],
+                                               names[ni], pend))
+            self._bump_pends = [pend for c, pend in zip(self._carry, self._pends)
+                                if c[0] == "data" and c[1] in self._bumped]
+        else:
+            home.reset(carry_out)
+        if not same:
+            for (kind, where, *_), pend in zip(self._carry, self._pends):
+                if kind == "data":
+                    t = self.targets[where][1]
+                    pend.old = old_array(t)
+                    set_pending(t, pend)
+                elif kind == "state":
+                    uc, bi, pi, ni = where
+                    u = self.updates[uc]
+                    _, ps, names = u.buckets[bi]
+                    st = raw_state(u.opt)[ps[pi]]
+                    a = st[names[ni]]
+                    pend.old = a.old if type(a) is Pending else a
+                    st[names[ni]] = pend
+        for pend in self._bump_pends:
+            _bump(pend.old)
+        grads = None
+        for kind, where, g, off, shape, dt in self._carry:
+            if kind == "grad":
+                if grads is None:
+                    grads = Carry(carry_out)
+                gt = _wrap(_EMPTY)
+                set_pending(gt, Pending(grads, g, off, shape, dt, None))
+                self.leaves[self._leaf_keys[where]][1]._grad = gt
+
     # ------------------------------------------------------------ packing
     # One argument per dtype instead of one per array: each array handed to a jitted
-    # function costs a transfer and a few microseconds of dispatch, and a training step
-    # has dozens (parameters, gradients, moments). The host concatenates them into one
-    # flat buffer per dtype; inside the computation they are slices of it (free for
-    # XLA). The results come back the same way, and are views of the buffers here.
+    # function costs a transfer and a few microseconds of dispatch. The host concatenates
+    # the host inputs into one flat buffer per dtype; inside the computation they are
+    # slices of it (free for XLA). The host results come back the same way, and are views
+    # of the buffers here; the carried values come back as the carry's buffers.
 
-    def _packed(self, bufs: tuple, key: tuple, static: tuple) -> tuple:
+    def _packed(self, bufs: tuple, carry: tuple, key: tuple, static: tuple) -> tuple:
         treedef, layout = key
         arrays = []
         for g, off, shape in layout:
@@ -828,7 +1099,30 @@ class XlaProgram(Program):
                 continue
             n = math.prod(shape)
             arrays.append(bufs[g][off:off + n].reshape(shape))
-        out = self._pure(_jax.tree_util.tree_unflatten(treedef, arrays), static)
+        inp = _jax.tree_util.tree_unflatten(treedef, arrays)
+        slots_of = self._load_slots
+        for kind, where, g, off, shape, dt in self._carry_reads:
+            v = carry[g][off:off + math.prod(shape)].reshape(shape)
+            if kind == "data":
+                inp["params"][where] = v
+                for s in slots_of.get(id(self.targets[where][1]), ()):
+                    inp["loads"][s] = v
+            else:
+                uc, bi, pi, ni = where
+                inp["state"][uc][bi][pi][ni] = v
+        out = self._pure(inp, static)
+        parts: list = [[] for _ in self._carry_sizes]
+        for kind, where, g, off, shape, dt in self._carry:
+            if kind == "data":
+                v = out["written"].pop(where)
+            elif kind == "grad":
+                v = out["grads"].pop(where)
+            else:
+                uc, bi, pi, ni = where
+                v = out["states"][uc][bi][pi][ni]
+            parts[g].append(v.reshape(-1))
+        del out["states"]
+        carry_out = tuple(_jnp.concatenate(p) if len(p) > 1 else p[0] for p in parts)
         leaves, out_tree = _jax.tree_util.tree_flatten(out)
         groups: dict = {}
         out_layout = []
@@ -845,43 +1139,69 @@ class XlaProgram(Program):
         dts = sorted(groups)
         self._out_layouts[(key, static)] = (out_tree, [(dts.index(dt), off, shape)
                                                        for dt, off, shape in out_layout])
-        return tuple(_jnp.concatenate([m.reshape(-1) for m in groups[dt]]) for dt in dts)
+        return tuple(_jnp.concatenate([m.reshape(-1) for m in groups[dt]]) for dt in dts), carry_out
 
-    def _call(self, inp: dict, static: tuple) -> dict:
+    def _call(self, inp: dict, static: tuple, carry: tuple) -> tuple[dict, tuple]:
         leaves, treedef = _jax.tree_util.tree_flatten(inp)
+        arrays = [a if type(a) is np.ndarray else np.asarray(a) for a in leaves]
+        fast = self._fast.get(static)
+        if fast is not None and fast[0] == treedef and fast[1] == [(a.dtype, a.shape) for a in arrays]:
+            # the layout of the last call (the common case): no key to build and hash
+            _, _, groups, own, jit, out_tree, out_plan = fast
+            bufs = tuple([arrays[g[0]].reshape(-1) if len(g) == 1 else
+                          np.concatenate([arrays[i].reshape(-1) for i in g]) for g in groups]
+                         + [arrays[i] for i in own])
+        else:
+            jit, bufs, groups, own, key = self._prepare(arrays, treedef, static)
+            out_tree = out_plan = None
+        host_out, carry_out = jit(bufs, carry)
+        outs = [np.asarray(o) for o in host_out]
+        if out_plan is None:
+            out_tree, layout = self._out_layouts[(key, static)]
+            out_plan = [(g, off, off + math.prod(shape), shape, math.prod(shape) == outs[g].size)
+                        for g, off, shape in layout]
+            self._fast[static] = (treedef, [(a.dtype, a.shape) for a in arrays], groups, own, jit,
+                                  out_tree, out_plan)
+        res = [outs[g].reshape(shape) if whole else outs[g][lo:hi].reshape(shape)
+               for g, lo, hi, shape, whole in out_plan]
+        return _jax.tree_util.tree_unflatten(out_tree, res), carry_out
+
+    def _prepare(self, arrays: list, treedef: Any, static: tuple) -> tuple:
+        """The jitted function for this layout of host inputs (made at its first call),
+        the inputs packed, and the packing (per buffer, the arrays in it)."""
         groups: dict = {}
         layout = []
         own = []
-        for a in leaves:
-            a = np.asarray(a)
+        for i, a in enumerate(arrays):
             if a.size > _PACK_MAX:
                 layout.append((None, len(own), a.shape, a.dtype.str))
-                own.append(a)
+                own.append(i)
                 continue
             dt = a.dtype.str
             members = groups.setdefault(dt, [0, []])
             layout.append((dt, members[0], a.shape, None))
             members[0] += a.size
-            members[1].append(a.reshape(-1))
+            members[1].append(i)
         dts = sorted(groups)
         ng = len(dts)
         key = (treedef, tuple((ng + off, None, (shape, dt)) if g is None else (dts.index(g), off, shape)
                               for g, off, shape, dt in layout))
-        bufs = tuple(np.concatenate(groups[dt][1]) if len(groups[dt][1]) > 1 else groups[dt][1][0]
-                     for dt in dts) + tuple(own)
+        members = [groups[dt][1] for dt in dts]
+        bufs = tuple([arrays[g[0]].reshape(-1) if len(g) == 1 else
+                      np.concatenate([arrays[i].reshape(-1) for i in g]) for g in members]
+                     + [arrays[i] for i in own])
         jit = self._jits.get((key, static))
         if jit is None:
             jit = self._jits[(key, static)] = _jax.jit(functools.partial(self._packed, key=key,
                                                                          static=static))
-        outs = [np.asarray(o) for o in jit(bufs)]
-        out_tree, out_layout = self._out_layouts[(key, static)]
-        arrays = [outs[g][off:off + math.prod(shape)].reshape(shape) for g, off, shape in out_layout]
-        return _jax.tree_util.tree_unflatten(out_tree, arrays)
+        return jit, bufs, members, own, key
 
     def run(self, leaves: list) -> Any:
         inp, static, steps = self._inputs(leaves)
+        self._hosts = inp["opt"]  # (the numbers' host values, read if this call traces)
+        carry_in, same = self._carry_in()
         try:
-            res = self._call(inp, static)
+            res, carry_out = self._call(inp, static, carry_in)
         except Unsupported as e:
             raise RuntimeError(f"dg.compile(backend='xla'): {e}, at a new call's structure; "
                                "compile this step with the NumPy backend") from None
@@ -897,17 +1217,17 @@ class XlaProgram(Program):
                     _bump(t._data)
             else:
                 _store(t, v, bump=i in self._bumped)
-        for u, sb_new, tb in zip(self.updates, res["states"], steps):
-            for (index, ps, names), bstate, (sts, t) in zip(u.buckets, sb_new, tb):
-                for st, values in zip(sts, bstate):
-                    for n, v in zip(names, values):
-                        a = st[n]
-                        if a.flags.writeable:
-                            np.copyto(a, v)
-                        else:
-                            st[n] = np.array(v)
-                    if t is not None:
+        self._keep(carry_out, same)
+        for u, tb in zip(self.updates, steps):
+            mark_optimizer(u.opt)
+            each = u.opt._counts == "each"
+            for sts, t in tb:
+                if t is not None:
+                    for st in sts:
                         st["step"] = t
+                elif each:
+                    for st in sts:
+                        st["step"] += 1
         made: dict = {}
         for i, value in res["grads"].items():
             ref = self.leaves[self._leaf_keys[i]]
@@ -918,9 +1238,11 @@ class XlaProgram(Program):
 
     def _trial(self, leaves: list) -> None:
         """Trace once now (shapes only, nothing runs), so that what cannot be lowered is
-        found while the NumPy backend can still take over."""
+        found while the NumPy backend can still take over; the carry's layout from it."""
         inp, static, _ = self._inputs(leaves, trial=True)
-        _jax.eval_shape(lambda i: self._pure(i, static), inp)
+        self._hosts = inp["opt"]
+        out = _jax.eval_shape(lambda i: self._pure(i, static), inp)
+        self._layout_carry(out)
 
     def _rebuild_x(self, t: Any, outs: dict, leaves: list, made: dict) -> Any:
         kind = t[0]
@@ -942,6 +1264,14 @@ class XlaProgram(Program):
         if kind == "namedtuple":
             return t[1](*[self._rebuild_x(v, outs, leaves, made) for v in t[2]])
         return {k: self._rebuild_x(v, outs, leaves, made) for k, v in t[1].items()}
+
+
+_EMPTY = np.zeros(0)
+
+
+def _host_entry(a: Any) -> Any:
+    """A state entry as a host array (a pending one's view, left pending)."""
+    return a.value() if type(a) is Pending else a
 
 
 def _tkey(ref: Any) -> Any:

@@ -204,7 +204,12 @@ class Optimizer:
     def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> float | None:
         """The group's update on bucket ``b``'s flat buffers (gradients in ``b.G``, already
         negated for ``maximize``): the step into ``b.S``; returns the factor the parameters
-        are multiplied by before the step is subtracted (AdamW's decay), or None."""
+        are multiplied by before the step is subtracted (AdamW's decay), or None.
+
+        Written once against the bucket's array namespace ``b.xp`` (``foreach.NP``: in
+        place on the buffers; the XLA backend's: on JAX values, whose results are put back
+        in ``b.S`` and ``b.state``), so the NumPy program and the XLA program run the same
+        formula; its branches read only what ``_flags`` returns (a guard)."""
         raise NotImplementedError
 
     def zero_grad(self, set_to_none: bool = True) -> None:
@@ -460,14 +465,14 @@ class SGD(Optimizer):
         return ("momentum_buffer",) if group["momentum"] != 0.0 else ()
 
     def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> None:
-        lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
+        xp, lr, mu, wd = b.xp, group["lr"], group["momentum"], group["weight_decay"]
         d = b.G
         if wd != 0.0:
-            d += np.multiply(b.gather_params(), wd, out=b.T)
+            d = xp.iadd(d, xp.mul(b.gather_params(), wd, b.T))
         if mu != 0.0:
-            d = foreach.sgd_momentum(d, b.state["momentum_buffer"], mu, group["dampening"],
-                                     group["nesterov"], b.T)
-        np.multiply(d, lr, out=b.S)
+            b.state["momentum_buffer"], d = foreach.sgd_momentum_(
+                xp, d, b.state["momentum_buffer"], mu, group["dampening"], group["nesterov"], b.T)
+        b.S = xp.mul(d, lr, b.S)
         return None
 
 
@@ -553,15 +558,17 @@ class Adam(Optimizer):
         return ("exp_avg", "exp_avg_sq")
 
     def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> float | None:
+        xp, st = b.xp, b.state
         lr, (b1, b2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         factor = None
         if wd != 0.0:
             if self._decoupled:
                 factor = 1 - lr * wd
             else:
-                b.G += np.multiply(b.gather_params(), wd, out=b.T)
-        foreach.adam(b.state["exp_avg"], b.state["exp_avg_sq"], b.G, b1, b2, eps,
-                     lr / (1 - b1 ** t), (1 - b2 ** t) ** 0.5, b.T, b.S)
+                b.G = xp.iadd(b.G, xp.mul(b.gather_params(), wd, b.T))
+        st["exp_avg"], st["exp_avg_sq"], b.S = foreach.adam_(
+            xp, st["exp_avg"], st["exp_avg_sq"], b.G, b1, b2, eps, lr / (1 - b1 ** t),
+            (1 - b2 ** t) ** 0.5, b.T, b.S)
         return factor
 
 
@@ -657,12 +664,19 @@ class RMSprop(Optimizer):
                 + (("momentum_buffer",) if group["momentum"] > 0.0 else ()))
 
     def _flat_step(self, group: dict[str, Any], b: Any, t: float | None) -> None:
+        xp, st = b.xp, b.state
         wd, mu, centered = group["weight_decay"], group["momentum"], group["centered"]
         if wd != 0.0:
-            b.G += np.multiply(b.gather_params(), wd, out=b.T)
-        foreach.rmsprop(b.state["square_avg"], b.G, group["lr"], group["alpha"], group["eps"],
-                        b.state["grad_avg"] if centered else None,
-                        b.state["momentum_buffer"] if mu > 0.0 else None, mu, b.T, b.S)
+            b.G = xp.iadd(b.G, xp.mul(b.gather_params(), wd, b.T))
+        s, a, buf, b.S = foreach.rmsprop_(
+            xp, st["square_avg"], b.G, group["lr"], group["alpha"], group["eps"],
+            st["grad_avg"] if centered else None, st["momentum_buffer"] if mu > 0.0 else None,
+            mu, b.T, b.S)
+        st["square_avg"] = s
+        if centered:
+            st["grad_avg"] = a
+        if mu > 0.0:
+            st["momentum_buffer"] = buf
         return None
 
 

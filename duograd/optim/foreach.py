@@ -74,6 +74,64 @@ def lerp_(start: np.ndarray, end: np.ndarray, weight: float, tmp: np.ndarray | N
         _sub(end, d, start)
 
 
+# ------------------------------------------------------------------ the array namespaces
+# Each formula below is written once, against a namespace ``xp`` of the few operations it
+# uses, and returns every value it changes. ``NP`` runs them on NumPy arrays in place
+# (``out=`` the buffers given, ``i*``: in place), so the eager step and the NumPy program
+# get the same NumPy calls in the same order as ever; the XLA backend's namespace
+# (``capture.xla``) runs the same lines on JAX values, functionally, its numbers being
+# values of the computation (a schedule changes them without a new compilation).
+
+
+class NP:
+    """The NumPy namespace: in place where the formula says so."""
+
+    mul, add, sub, div, sqrt = staticmethod(_mul), staticmethod(_add), staticmethod(_sub), \
+        staticmethod(_div), staticmethod(_sqrt)
+    out = staticmethod(_out)
+
+    @staticmethod
+    def imul(a: Any, b: Any) -> Any:
+        a *= b
+        return a
+
+    @staticmethod
+    def iadd(a: Any, b: Any) -> Any:
+        a += b
+        return a
+
+    @staticmethod
+    def idiv(a: Any, b: Any) -> Any:
+        a /= b
+        return a
+
+    @staticmethod
+    def lerp(start: Any, end: Any, weight: float, tmp: Any = None) -> Any:
+        lerp_(start, end, weight, tmp)
+        return start
+
+    @staticmethod
+    def damped(d: Any, damp: float, tmp: Any = None) -> Any:
+        """``(1 - damp) * d`` (``d`` itself when ``damp`` is 0)."""
+        return d if damp == 0.0 else _mul(d, 1 - damp, tmp)
+
+
+def adam_(xp: Any, m: Any, v: Any, g: Any, b1: Any, b2: Any, eps: Any, step_size: Any,
+          root_bc2: Any, tmp: Any = None, out: Any = None) -> tuple:
+    """``adam``'s formula against namespace ``xp``: returns (m, v, step)."""
+    m = xp.lerp(m, g, 1 - b1, tmp)
+    v = xp.imul(v, b2)
+    sq = xp.mul(g, 1 - b2, tmp)
+    sq = xp.imul(sq, g)
+    v = xp.iadd(v, sq)
+    denom = xp.sqrt(v, tmp)
+    denom = xp.idiv(denom, root_bc2)
+    denom = xp.iadd(denom, eps)
+    step = xp.mul(m, step_size, out)
+    step = xp.idiv(step, denom)
+    return m, v, step
+
+
 def adam(m: np.ndarray, v: np.ndarray, g: np.ndarray, b1: float, b2: float, eps: float,
          step_size: float, root_bc2: float, tmp: np.ndarray | None = None,
          out: np.ndarray | None = None) -> np.ndarray:
@@ -86,17 +144,15 @@ def adam(m: np.ndarray, v: np.ndarray, g: np.ndarray, b1: float, b2: float, eps:
     >>> adam(m, v, np.array([2.0]), 0.9, 0.999, 0.0, 1.0 / 0.1, 0.001 ** 0.5)
     array([1.])
     """
-    lerp_(m, g, 1 - b1, tmp)
-    v *= b2
-    sq = _mul(g, 1 - b2, tmp)
-    sq *= g
-    v += sq
-    denom = _sqrt(v, tmp)
-    denom /= root_bc2
-    denom += eps
-    step = _mul(m, step_size, out)
-    step /= denom
-    return step
+    return adam_(NP, m, v, g, b1, b2, eps, step_size, root_bc2, tmp, out)[2]
+
+
+def sgd_momentum_(xp: Any, d: Any, buf: Any, mu: Any, damp: Any, nesterov: bool,
+                  tmp: Any = None) -> tuple:
+    """``sgd_momentum``'s formula against namespace ``xp``: returns (buf, direction)."""
+    buf = xp.imul(buf, mu)
+    buf = xp.iadd(buf, xp.damped(d, damp, tmp))
+    return buf, nesterov_direction_(xp, d, buf, mu, tmp) if nesterov else buf
 
 
 def sgd_momentum(d: np.ndarray, buf: np.ndarray, mu: float, damp: float, nesterov: bool,
@@ -107,16 +163,43 @@ def sgd_momentum(d: np.ndarray, buf: np.ndarray, mu: float, damp: float, nestero
     >>> buf = np.ones(1); sgd_momentum(np.array([2.0]), buf, 0.5, 0.0, False), buf
     (array([2.5]), array([2.5]))
     """
-    buf *= mu
-    buf += d if damp == 0.0 else _mul(d, 1 - damp, tmp)
-    return nesterov_direction(d, buf, mu, tmp) if nesterov else buf
+    return sgd_momentum_(NP, d, buf, mu, damp, nesterov, tmp)[1]
+
+
+def nesterov_direction_(xp: Any, d: Any, buf: Any, mu: Any, tmp: Any = None) -> Any:
+    """``d + mu * buf`` against namespace ``xp``."""
+    t = xp.mul(buf, mu, tmp)
+    return xp.add(d, t, xp.out(t))
 
 
 def nesterov_direction(d: np.ndarray, buf: np.ndarray, mu: float,
                        tmp: np.ndarray | None = None) -> np.ndarray:
     """``d + mu * buf``."""
-    t = _mul(buf, mu, tmp)
-    return _add(d, t, _out(t))
+    return nesterov_direction_(NP, d, buf, mu, tmp)
+
+
+def rmsprop_(xp: Any, s: Any, g: Any, lr: Any, alpha: Any, eps: Any, a: Any = None,
+             buf: Any = None, mu: Any = 0.0, tmp: Any = None, out: Any = None) -> tuple:
+    """``rmsprop``'s formula against namespace ``xp``: returns (s, a, buf, step)."""
+    s = xp.imul(s, alpha)
+    sq = xp.mul(g, 1 - alpha, tmp)
+    sq = xp.imul(sq, g)
+    s = xp.iadd(s, sq)
+    if a is not None:
+        a = xp.lerp(a, g, 1 - alpha, tmp)
+        avg = xp.mul(a, a, tmp)
+        avg = xp.sub(s, avg, xp.out(avg))
+        avg = xp.sqrt(avg, xp.out(avg))
+    else:
+        avg = xp.sqrt(s, tmp)
+    avg = xp.iadd(avg, eps)
+    if buf is not None:
+        buf = xp.imul(buf, mu)
+        buf = xp.iadd(buf, xp.div(g, avg, xp.out(avg)))
+        return s, a, buf, xp.mul(buf, lr, out)
+    step = xp.mul(g, lr, out)
+    step = xp.idiv(step, avg)
+    return s, a, buf, step
 
 
 def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
@@ -130,25 +213,7 @@ def rmsprop(s: np.ndarray, g: np.ndarray, lr: float, alpha: float, eps: float,
     >>> rmsprop(np.zeros(1), np.array([2.0]), 0.01, 0.99, 0.0)
     array([0.1])
     """
-    s *= alpha
-    sq = _mul(g, 1 - alpha, tmp)
-    sq *= g
-    s += sq
-    if a is not None:
-        lerp_(a, g, 1 - alpha, tmp)
-        avg = _mul(a, a, tmp)
-        avg = _sub(s, avg, _out(avg))
-        avg = _sqrt(avg, _out(avg))
-    else:
-        avg = _sqrt(s, tmp)
-    avg += eps
-    if buf is not None:
-        buf *= mu
-        buf += _div(g, avg, _out(avg))
-        return _mul(buf, lr, out)
-    step = _mul(g, lr, out)
-    step /= avg
-    return step
+    return rmsprop_(NP, s, g, lr, alpha, eps, a, buf, mu, tmp, out)[3]
 
 
 class Bucket:
@@ -156,6 +221,8 @@ class Bucket:
     the gradients (``G``), two temporaries (``T``, ``S``: the step), each state array
     (``state[name]``) and the parameters (made when a formula reads them:
     ``gather_params``), and the per-parameter views of each."""
+
+    xp = NP  # (the namespace the optimizers' ``_flat_step`` computes with)
 
     def __init__(self, index: int, params: list, names: tuple[str, ...], dtype: np.dtype) -> None:
         # (the group by its index: a rollback or load_state_dict may replace the dicts)

@@ -97,6 +97,13 @@ OPTIMIZERS = {  # every formula and flag the lowering has, in few variants (one 
     "sgd_nesterov_wd": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9, nesterov=True,
                                            weight_decay=0.01),
     "sgd_dampening": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.5, dampening=0.3),
+    "rmsprop": lambda m: optim.RMSprop(m.parameters(), lr=0.01),
+    "rmsprop_centered_momentum_wd": lambda m: optim.RMSprop(m.parameters(), lr=0.01, momentum=0.9,
+                                                            centered=True, weight_decay=0.1),
+    "rmsprop_momentum_max": lambda m: optim.RMSprop(m.parameters(), lr=0.01, momentum=0.5,
+                                                    alpha=0.3, maximize=True),  # lerp's other formula
+    "sgd_plain_momentum_max": lambda m: optim.SGD(m.parameters(), lr=0.1, momentum=0.9,
+                                                  maximize=True),
 }
 
 
@@ -533,3 +540,285 @@ def test_recheck_every_on_the_xla_backend():
     with pytest.raises(RuntimeError, match="differs from a fresh eager run"):
         fast(np.array([-3.0, 1.0]))                   # rechecked: the other branch
     assert w.grad is g
+
+
+# ---------------------------------------------------------------- values kept on the XLA side
+# (issue 32, item 3: parameters, .grad and optimizer state stay in XLA between calls and
+# are written back at the first read, through whichever route)
+
+from duograd.capture.resident import Pending, peek  # noqa: E402
+
+
+def _adam_twins(make_opt=lambda m: optim.Adam(m.parameters(), lr=0.05)):
+    """An eager and an XLA-compiled training step of two identical models."""
+    (m1, o1, eager), (m2, o2, step) = _twins(lambda: nn.MLP(3, [5, 4], rng=3), make_opt)
+    return (m1, o1, eager), (m2, o2, dg.compile(step, backend="xla"))
+
+
+def _both(eager, fast, batches):
+    for X, y in batches:
+        _close(fast(X, y), eager(dg.tensor(X), y), "xla")
+
+
+def _pending(model, opt):
+    """Whether every parameter, .grad and state array is held in XLA (none written back)."""
+    ps = list(model.parameters())
+    st = vars(opt)["state"]
+    return (all(type(peek(p)) is Pending and type(peek(p.grad)) is Pending for p in ps)
+            and all(type(v) is Pending for p in ps for k, v in st[p].items() if k != "step"))
+
+
+READS = {  # every way a user reads a value; each returns arrays to compare
+    "data": lambda m, o: [p.data for p in m.parameters()],
+    "numpy": lambda m, o: [p.detach().numpy() for p in m.parameters()],
+    "grad": lambda m, o: [p.grad.numpy() for p in m.parameters()],
+    "item": lambda m, o: [np.array(p[0].sum().item()) for p in m.parameters()],
+    "eager_op": lambda m, o: [(p * 1.0).detach() for p in m.parameters()],
+    "repr": lambda m, o: [np.array(float(repr(p).split("[")[-1].split(",")[0].strip("[] \n")))
+                          for p in m.parameters() if p.ndim == 1],
+    "module_state_dict": lambda m, o: list(m.state_dict().values()),
+    "opt_state_dict": lambda m, o: [v for st in o.state_dict()["state"].values()
+                                    for k, v in sorted(st.items())],
+    "opt_state": lambda m, o: [np.asarray(v) for p in m.parameters()
+                               for k, v in sorted(o.state[p].items())],
+}
+
+
+@pytest.mark.parametrize("route", sorted(READS))
+def test_values_stay_in_xla_between_calls_and_every_read_sees_them(route):
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    batches = _batches(6, 3, 4, 7, seed=5)
+    _both(eager, fast, batches[:3])
+    assert _pending(m2, o2)
+    program = _program(fast)
+    assert program._carry_in()[1]  # the buffers go straight back in
+    for a, b in zip(READS[route](m2, o2), READS[route](m1, o1)):
+        _close(a, b, "xla")
+    _both(eager, fast, batches[3:])  # (read in between: this call uploads, the rest do not)
+    assert _pending(m2, o2)
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+    assert all(type(p) is dg.Tensor for p in m2.parameters())  # settled: the plain class
+    assert fast.traces == 1
+
+
+WRITES = {  # every way a user writes a value between calls (applied to both twins)
+    "inplace": lambda m, o: [p.mul_(0.5) for p in m.parameters()],
+    "data_copy": lambda m, o: [p.data.copy_(p.data * 2) for p in m.parameters()],
+    "data_assign": lambda m, o: [setattr(p, "data", p.data + 1) for p in m.parameters()],
+    "load_state_dict": lambda m, o: m.load_state_dict({k: v * 0.9 for k, v in m.state_dict().items()}),
+    "opt_load_state_dict": lambda m, o: o.load_state_dict(_scaled(o.state_dict(), 0.5)),
+    "opt_state_entry": lambda m, o: [o.state[p]["exp_avg"].__imul__(3.0) for p in m.parameters()],
+    "eager_step": lambda m, o: _eager_step(m, o),
+}
+
+
+def _scaled(sd, f):
+    for st in sd["state"].values():
+        for k in ("exp_avg", "exp_avg_sq"):
+            st[k] = st[k] * f
+    return sd
+
+
+def _eager_step(m, o):
+    with dg.enable_grad():
+        o.zero_grad()
+        (m(dg.tensor(np.ones((2, 3)))) ** 2).sum().backward()
+        o.step()
+
+
+@pytest.mark.parametrize("route", sorted(WRITES))
+def test_writes_between_calls_are_seen_by_the_next_call(route):
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    batches = _batches(5, 3, 4, 7, seed=6)
+    _both(eager, fast, batches[:2])
+    with dg.no_grad():
+        WRITES[route](m1, o1)
+        WRITES[route](m2, o2)
+    _both(eager, fast, batches[2:])
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+
+
+def test_zero_grad_keeping_zeros_and_an_accumulating_step_outside():
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    batches = _batches(4, 3, 4, 7, seed=7)
+    _both(eager, fast, batches[:2])
+    for m, o in ((m1, o1), (m2, o2)):
+        o.zero_grad(set_to_none=False)   # zeros of the right shape, written back first
+        assert all(np.array_equal(_np(p.grad), np.zeros(p.shape)) for p in m.parameters())
+    _both(eager, fast, batches[2:])
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+
+
+def test_a_gradient_held_from_an_earlier_call_keeps_its_values():
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    batches = _batches(3, 3, 4, 7, seed=8)
+    _both(eager, fast, batches[:1])
+    held = [p.grad for p in m2.parameters()]
+    want = [_np(p.grad).copy() for p in m1.parameters()]
+    _both(eager, fast, batches[1:])
+    assert all(p.grad is not g for p, g in zip(m2.parameters(), held))
+    for g, w in zip(held, want):
+        _close(g, w, "xla")
+
+
+def test_a_failed_call_between_unread_calls_changes_nothing():
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    batches = _batches(4, 3, 4, 7, seed=9)
+    _both(eager, fast, batches[:2])
+    X, y = batches[2]
+    with pytest.raises(ValueError, match="out of range"):
+        fast(X, np.where(y == 0, 9, y))
+    assert _pending(m2, o2)  # nothing written back, nothing changed
+    _both(eager, fast, batches[2:])
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+
+
+def test_state_dicts_round_trip_while_values_are_in_xla():
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    batches = _batches(6, 3, 4, 7, seed=10)
+    _both(eager, fast, batches[:3])
+    msd, osd = m2.state_dict(), o2.state_dict()
+    for a, b in zip(msd.values(), m1.state_dict().values()):
+        _close(a, b, "xla")
+    # into a fresh model and optimizer, which continue as the eager twin does
+    m3 = nn.MLP(3, [5, 4], rng=0)
+    o3 = optim.Adam(m3.parameters(), lr=0.05)
+    m3.load_state_dict(msd)
+    o3.load_state_dict(osd)
+
+    def step3(X, y):
+        o3.zero_grad()
+        loss = F.cross_entropy(m3(X), y)
+        loss.backward()
+        o3.step()
+        return loss
+    fast3 = dg.compile(step3, backend="xla")
+    for X, y in batches[3:]:
+        _close(fast3(X, y), eager(dg.tensor(X), y), "xla")
+    for a, b in zip(_state(m3, o3), _state(m1, o1)):
+        _close(a, b, "xla")
+
+
+def test_two_programs_sharing_parameters_take_turns():
+    """A training step and an evaluation, compiled apart, on one model: each sees the
+    other's latest values, read or not."""
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    evaluate = lambda m: (lambda X: (m(X) ** 2).sum())  # noqa: E731
+    fast_eval = dg.compile(evaluate(m2), backend="xla")
+    sgd1, sgd2 = optim.SGD(m1.parameters(), lr=0.01), optim.SGD(m2.parameters(), lr=0.01)
+
+    def other(m, opt):
+        def step(X):
+            opt.zero_grad()
+            loss = m(X).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    fast_other = dg.compile(other(m2, sgd2), backend="xla")
+    eager_other = other(m1, sgd1)
+    for X, y in _batches(4, 3, 4, 7, seed=11):
+        _close(fast(X, y), eager(dg.tensor(X), y), "xla")
+        _close(fast_eval(X), evaluate(m1)(dg.tensor(X)), "xla")
+        _close(fast_other(X), eager_other(dg.tensor(X)), "xla")
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+
+
+def test_values_outlive_the_compiled_function():
+    import copy
+    import gc
+    import pickle
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins()
+    _both(eager, fast, _batches(3, 3, 4, 7, seed=12))
+    del fast
+    gc.collect()
+    assert _pending(m2, o2)
+    twin = copy.deepcopy(m2)            # a copy settles the values it copies
+    back = pickle.loads(pickle.dumps(o2.state_dict()))
+    for a, b in zip(twin.parameters(), m1.parameters()):
+        _close(a, b, "xla")
+    for k, st in back["state"].items():
+        for name, v in st.items():
+            _close(v, o1.state_dict()["state"][k][name], "xla")
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+
+
+@pytest.mark.oracle
+def test_adam_steps_kept_in_xla_match_torch(torch):
+    model = nn.MLP(3, [5, 4], rng=4)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(3, 5), torch.nn.ReLU(), torch.nn.Linear(5, 4)).double()
+    with torch.no_grad():
+        for tp, p in zip(tmodel.parameters(), model.parameters()):
+            tp.copy_(torch.from_numpy(_np(p).copy()))
+    opt = optim.Adam(model.parameters(), lr=0.05)
+    topt = torch.optim.Adam(tmodel.parameters(), lr=0.05)
+
+    def step(X, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(X), y)
+        loss.backward()
+        opt.step()
+        return loss
+    fast = dg.compile(step, backend="xla")
+    for X, y in _batches(5, 3, 4, 7, seed=13):
+        fast(X, y)
+        topt.zero_grad()
+        torch.nn.functional.cross_entropy(tmodel(torch.from_numpy(X)), torch.from_numpy(y)).backward()
+        topt.step()
+    for p, tp in zip(model.parameters(), tmodel.parameters()):
+        _close(p, tp.detach().numpy(), "xla")
+        _close(p.grad, tp.grad.numpy(), "xla")
+
+
+def test_new_numbers_of_a_group_need_no_new_compilation():
+    """lr, betas (across lerp's two formulas) and weight decay changed between calls: the
+    same program and the same XLA computation, the eager step's values."""
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins(
+        lambda m: optim.AdamW(m.parameters(), lr=0.05, weight_decay=0.1))
+    for k, (X, y) in enumerate(_batches(4, 3, 4, 7, seed=14)):
+        for o in (o1, o2):
+            o.param_groups[0]["lr"] = 0.05 / (k + 1)
+            o.param_groups[0]["betas"] = ((0.9, 0.999), (0.2, 0.99))[k % 2]
+            o.param_groups[0]["weight_decay"] = 0.1 * (k + 1)
+        _close(fast(X, y), eager(dg.tensor(X), y), "xla")
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+    assert fast.traces == 1 and len(_program(fast)._jits) == 1
+
+
+def test_rmsprop_state_kept_in_xla_round_trips_through_its_state_dict():
+    make = lambda m: optim.RMSprop(m.parameters(), lr=0.01, momentum=0.5, centered=True)  # noqa: E731
+    (m1, o1, eager), (m2, o2, fast) = _adam_twins(make)
+    batches = _batches(5, 3, 4, 7, seed=15)
+    _both(eager, fast, batches[:3])
+    assert _pending(m2, o2)
+    sd = o2.state_dict()
+    want = o1.state_dict()
+    for k, st in want["state"].items():
+        assert sorted(st) == sorted(sd["state"][k])
+        for name, v in st.items():
+            _close(sd["state"][k][name], v, "xla")
+    o2.load_state_dict(sd)
+    _both(eager, fast, batches[3:])
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
+
+
+def test_rechecks_with_values_kept_in_xla():
+    """``recheck_every``: the eager rerun and its snapshot see the values kept in XLA."""
+    (m1, o1, eager), (m2, o2, step) = _twins(lambda: nn.MLP(3, [5, 4], rng=3),
+                                             lambda m: optim.Adam(m.parameters(), lr=0.05))
+    fast = dg.compile(step, recheck_every=2, backend="xla")
+    _both(eager, fast, _batches(5, 3, 4, 7, seed=16))
+    from duograd.capture.program import _snapshot
+    assert _pending(m2, o2)
+    _snapshot((o2,))()  # a rollback's put-back: the state's values, as arrays
+    assert all(type(v) is not Pending for st in vars(o2)["state"].values() for v in st.values())
+    for a, b in zip(_state(m2, o2), _state(m1, o1)):
+        _close(a, b, "xla")
