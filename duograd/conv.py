@@ -7,13 +7,9 @@ Everything is a composition of a few primitives (their rows are in ``duograd/row
 and re-exported here), so gradients of every order, forward mode and capture come from
 rules that already exist:
 
-- ``im2col_p`` copies every kernel window of the (padded) input out, once, into one
-  contiguous array of layout (N, C, *kernel, *out): for each offset of the kernel, the
-  plane of input pixels it touches at every output position (a strided view made
-  contiguous, or one flat gather for narrow outputs; never a loop over pixels).
-- ``col2im_p`` adds such an array back onto an input-shaped array (one strided add per
-  kernel offset, or one ``bincount``). It is ``im2col``'s transpose and ``im2col`` is its
-  transpose, so each one's VJP is the other and higher derivatives cost nothing more.
+- ``im2col_p`` / ``col2im_p``: every kernel window of the (padded) input copied out into
+  one contiguous array, and such an array added back; each is the other's adjoint
+  (``duograd/rows/conv.py`` says how they are computed).
 - ``indexing.gather_p`` / ``indexing.scatter_add_along_p`` (the one gather/scatter pair along
   an axis) pick one element along an axis at given indices and put it back: each is the
   other's adjoint. Max-pooling's VJP puts its gradient back with them, at the indices a

@@ -2,16 +2,9 @@
 ``any``, ``cumprod``, ``cummax``/``cummin``, ``logcumsumexp``, ``sort``, ``argsort``, ``topk``,
 ``kthvalue``, ``median``, ``mode``, ``unique``.
 
-Three primitives are new (their rows, with the selectors', are in
-``duograd/rows/reductions.py`` and re-exported here):
-
-- ``cumprod_p``: its adjoint at a zero is where a division ``out / x`` would fail, so the
-  rule never divides. For an axis of length n it builds the (n, n) products of the elements
-  strictly between i and k (a ``cumprod`` of a masked copy) and contracts them with ``g``.
-- ``prod_p``: its rule is ``g`` times the product of the *other* elements, the exclusive
-  running products from the left and from the right (two ``cumprod``s), again no division,
-  so ``prod`` of a row with one zero has the gradient torch gives.
-- ``logcumsumexp_p``: the running ``logsumexp``.
+Three primitives are new, ``cumprod_p``, ``prod_p`` and ``logcumsumexp_p``: their rows,
+with the selectors', are in ``duograd/rows/reductions.py`` (whose docstring says how each
+rule avoids dividing at a zero) and are re-exported here.
 
 Everything that picks elements (sort, topk, kthvalue, median, mode, cummax, cummin) is a
 *selector* that finds the int64 indices (never differentiated) followed by
