@@ -56,6 +56,12 @@ def _state(model, opt):
     return out
 
 
+def _same_state(got, want, backend) -> None:
+    """Every parameter, .grad and optimizer state array of (model, opt) ``got`` close to ``want``'s."""
+    for a, b in zip(_state(*got), _state(*want)):
+        _close(a, b, backend)
+
+
 def _program(fast):
     (program,) = fast.programs.values()
     return program
@@ -133,8 +139,7 @@ def test_mlp_training_steps_with_every_lowered_optimizer_inside(backend):
         for a, b in zip(fast(X, y), eager(dg.tensor(X), y)):
             _close(a, b, backend)
         for ma, oa, mb, ob in zip(m2, o2, m1, o1):
-            for a, b in zip(_state(ma, oa), _state(mb, ob)):
-                _close(a, b, backend)
+            _same_state((ma, oa), (mb, ob), backend)
     assert fast.traces == 1
     program = _program(fast)
     assert getattr(program, "backend", "numpy") == backend
@@ -153,8 +158,7 @@ def test_a_digits_sized_step_and_the_parameters_keep_their_arrays(backend):
         _close(fast(X, y), eager(dg.tensor(X), y), backend)
         if moments is None:
             moments = [o2.state[p]["exp_avg"] for p in m2.parameters()]
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, backend)
+    _same_state((m2, o2), (m1, o1), backend)
     # written in place: a view of a parameter or of a moment taken before sees the update
     assert all(p._data is a for p, a in zip(m2.parameters(), arrays))
     if backend == "xla":
@@ -406,8 +410,7 @@ def test_a_host_step_inside_runs_on_the_numpy_backend_with_a_warning():
         warnings.simplefilter("error")
         for X, y in batches[1:]:
             _close(fast(X, y), eager(dg.tensor(X), y), "numpy")
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "numpy")
+    _same_state((m2, o2), (m1, o1), "numpy")
 
 
 def test_an_op_without_a_lowering_runs_on_the_numpy_backend():
@@ -596,8 +599,7 @@ def test_values_stay_in_xla_between_calls_and_every_read_sees_them(route):
         _close(a, b, "xla")
     _both(eager, fast, batches[3:])  # (read in between: this call uploads, the rest do not)
     assert _pending(m2, o2)
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
     assert all(type(p) is dg.Tensor for p in m2.parameters())  # settled: the plain class
     assert fast.traces == 1
 
@@ -636,8 +638,7 @@ def test_writes_between_calls_are_seen_by_the_next_call(route):
         WRITES[route](m1, o1)
         WRITES[route](m2, o2)
     _both(eager, fast, batches[2:])
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
 
 
 def test_zero_grad_keeping_zeros_and_an_accumulating_step_outside():
@@ -648,8 +649,7 @@ def test_zero_grad_keeping_zeros_and_an_accumulating_step_outside():
         o.zero_grad(set_to_none=False)   # zeros of the right shape, written back first
         assert all(np.array_equal(_np(p.grad), np.zeros(p.shape)) for p in m.parameters())
     _both(eager, fast, batches[2:])
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
 
 
 def test_a_gradient_held_from_an_earlier_call_keeps_its_values():
@@ -673,8 +673,7 @@ def test_a_failed_call_between_unread_calls_changes_nothing():
         fast(X, np.where(y == 0, 9, y))
     assert _pending(m2, o2)  # nothing written back, nothing changed
     _both(eager, fast, batches[2:])
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
 
 
 def test_state_dicts_round_trip_while_values_are_in_xla():
@@ -699,8 +698,7 @@ def test_state_dicts_round_trip_while_values_are_in_xla():
     fast3 = dg.compile(step3, backend="xla")
     for X, y in batches[3:]:
         _close(fast3(X, y), eager(dg.tensor(X), y), "xla")
-    for a, b in zip(_state(m3, o3), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m3, o3), (m1, o1), "xla")
 
 
 def test_two_programs_sharing_parameters_take_turns():
@@ -725,8 +723,7 @@ def test_two_programs_sharing_parameters_take_turns():
         _close(fast(X, y), eager(dg.tensor(X), y), "xla")
         _close(fast_eval(X), evaluate(m1)(dg.tensor(X)), "xla")
         _close(fast_other(X), eager_other(dg.tensor(X)), "xla")
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
 
 
 def test_values_outlive_the_compiled_function():
@@ -745,8 +742,7 @@ def test_values_outlive_the_compiled_function():
     for k, st in back["state"].items():
         for name, v in st.items():
             _close(v, o1.state_dict()["state"][k][name], "xla")
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
 
 
 @pytest.mark.oracle
@@ -787,8 +783,7 @@ def test_new_numbers_of_a_group_need_no_new_compilation():
             o.param_groups[0]["betas"] = ((0.9, 0.999), (0.2, 0.99))[k % 2]
             o.param_groups[0]["weight_decay"] = 0.1 * (k + 1)
         _close(fast(X, y), eager(dg.tensor(X), y), "xla")
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
     assert fast.traces == 1 and len(_program(fast)._jits) == 1
 
 
@@ -806,8 +801,7 @@ def test_rmsprop_state_kept_in_xla_round_trips_through_its_state_dict():
             _close(sd["state"][k][name], v, "xla")
     o2.load_state_dict(sd)
     _both(eager, fast, batches[3:])
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
 
 
 def test_rechecks_with_values_kept_in_xla():
@@ -820,5 +814,4 @@ def test_rechecks_with_values_kept_in_xla():
     assert _pending(m2, o2)
     _snapshot((o2,))()  # a rollback's put-back: the state's values, as arrays
     assert all(type(v) is not Pending for st in vars(o2)["state"].values() for v in st.values())
-    for a, b in zip(_state(m2, o2), _state(m1, o1)):
-        _close(a, b, "xla")
+    _same_state((m2, o2), (m1, o1), "xla")
