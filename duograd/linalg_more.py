@@ -3,8 +3,10 @@
 Each function checks its input as torch does (batches of square matrices, a float dtype)
 and computes with primitives whose VJP and JVP are written in Tensor algebra, so that
 every gradient differentiates again: ``det``, ``slogdet``, ``inv``, ``solve``,
-``cholesky``, ``qr``, ``eigh``, ``svdvals``, ``matrix_exp`` are rows here (or in
-``distributions/_ops.py`` and ``tensor_api.py``, reused); ``pinv``, ``matrix_power``,
+``cholesky``, ``qr``, ``eigh``, ``svdvals``, ``matrix_exp`` call rows (``det_p``,
+``qr_p``, ``eigh_p``, ``svd_p``, ``matrix_exp_p`` are in ``duograd/rows/linalg.py`` and
+re-exported here; the solves, Cholesky and the inverse are the rows of
+``rows/distributions.py`` and ``rows/tensor_api.py``, reused); ``pinv``, ``matrix_power``,
 ``multi_dot``, ``vecdot``, ``vander``, ``tensorinv``, ``tensorsolve``, ``cond`` are
 compositions. ``matrix_rank`` is a count without history, as torch's.
 
@@ -30,10 +32,11 @@ import numpy as np
 from . import ops
 from ._tensor import Tensor, _as_tensor, _wrap
 from .shapes import dim_index
-from .autograd import Primitive
 from .indexing import tril as _tril
 from .distributions._ops import cholesky_p, solve_p, trisolve_p
 from .tensor_api import _inverse_p, _out, cross as _cross
+# The rows, every one re-exported (rows/linalg.py).
+from .rows.linalg import det_p, detsign_p, eigh_p, logabsdet_p, matrix_exp_p, qr_p, svd_p  # noqa: F401
 
 _int = builtins.int
 
@@ -71,38 +74,7 @@ def _floating(a: Tensor, op: str) -> None:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {a.dtype}")
 
 
-def _gm(g: Tensor) -> Tensor:
-    return ops.unsqueeze(ops.unsqueeze(g, -1), -1)
-
-
 # ====================================================================== det, slogdet, inv
-
-
-def _det_fwd(a: np.ndarray) -> np.ndarray:
-    return np.asarray(np.linalg.det(a), dtype=a.dtype) if a.size else np.ones(a.shape[:-2], a.dtype)
-
-
-def _slog_fwd(a: np.ndarray) -> np.ndarray:
-    if not a.size:
-        return np.zeros(a.shape[:-2], a.dtype)
-    return np.asarray(np.linalg.slogdet(a)[1], dtype=a.dtype)
-
-
-def _sign_fwd(a: np.ndarray) -> np.ndarray:
-    if not a.size:
-        return np.ones(a.shape[:-2], a.dtype)
-    return np.asarray(np.linalg.slogdet(a)[0], dtype=a.dtype)
-
-
-# d det A = det A tr(inv(A) dA): the cotangent is g det(A) inv(A)^T
-det_p = Primitive("det", _det_fwd,
-                  vjp=(lambda g, out, a: _gm(g * out) * _mT(_inverse_p(a)),),
-                  jvp=(lambda t, out, a: out * ops.sum(_mT(_inverse_p(a)) * t, (-2, -1)),))
-# log |det A| has the cotangent g inv(A)^T (the sign is a selector)
-logabsdet_p = Primitive("slogdet", _slog_fwd,
-                        vjp=(lambda g, out, a: _gm(g) * _mT(_inverse_p(a)),),
-                        jvp=(lambda t, out, a: ops.sum(_mT(_inverse_p(a)) * t, (-2, -1)),))
-detsign_p = ops._selector("slogdet_sign", _sign_fwd)
 
 
 class _TriSolve(NamedTuple):
@@ -353,8 +325,6 @@ def triangular_solve(b: Any, A: Any, upper: bool = True, transpose: bool = False
     return _out(_TriSolve(x, a.clone()), out, "triangular_solve")
 
 
-
-
 # ====================================================================== cholesky
 
 
@@ -438,32 +408,6 @@ def cholesky_inverse(L: Any, upper: bool = False, *, out: Any = None) -> Tensor:
 # ====================================================================== qr
 
 
-def _copyltu(m: Tensor) -> Tensor:
-    """The lower triangle of m mirrored onto the upper one."""
-    return _tril(m) + _mT(_tril(m, -1))
-
-
-def _qr_fwd(a: np.ndarray, which: int, mode: str) -> np.ndarray:
-    q, r = np.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
-    return (q, r)[which].astype(a.dtype, copy=False)
-
-
-def _qr_vjp(g: Tensor, out: Tensor, a: Tensor, which: int, mode: str) -> Tensor:
-    # A = QR (m >= n, reduced): with M = R gR^T - gQ^T Q, gA = (gQ + Q copyltu(M)) R^{-T}
-    q = qr_p(a, which=0, mode=mode)
-    r = qr_p(a, which=1, mode=mode)
-    if which == 0:
-        m = -(_mT(g) @ q)
-        ga = g + q @ _copyltu(m)
-    else:
-        m = r @ _mT(g)
-        ga = q @ _copyltu(m)
-    return _mT(trisolve_p(r, _mT(ga), upper=True))
-
-
-qr_p = Primitive("qr", _qr_fwd, vjp=(_qr_vjp,))
-
-
 def qr(A: Any, mode: str = "reduced", *, out: Any = None) -> QRResult:  # noqa: N803
     """(Q, R) with A = QR, as ``torch.linalg.qr`` (``mode`` "reduced", "complete" or "r").
     Differentiable for "reduced" when the rows are at least the columns (as torch).
@@ -496,29 +440,6 @@ def qr_legacy(input: Any, some: bool = True, *, out: Any = None) -> QRResult:  #
 # ====================================================================== eigh, svd
 
 
-def _eigh_fwd(a: np.ndarray, which: int, uplo: str) -> np.ndarray:
-    w, v = np.linalg.eigh(a, UPLO=uplo)
-    return (w, v)[which].astype(a.dtype, copy=False)
-
-
-def _eigh_vjp(g: Tensor, out: Tensor, a: Tensor, which: int, uplo: str) -> Tensor:
-    lam = eigh_p(a, which=0, uplo=uplo)
-    v = eigh_p(a, which=1, uplo=uplo)
-    if which == 0:
-        inner = ops.unsqueeze(g, -1) * np.eye(a.shape[-1], dtype=a.dtype)
-    else:
-        vg = _mT(v) @ g
-        vg = 0.5 * (vg - _mT(vg))  # the skew part: the tangent space of the orthogonal group
-        n = a.shape[-1]
-        eye = np.eye(n, dtype=a.dtype)
-        e = ops.unsqueeze(lam, -2) - ops.unsqueeze(lam, -1) + eye
-        inner = vg / e * (1 - eye)
-    return v @ inner @ _mT(v)
-
-
-eigh_p = Primitive("eigh", _eigh_fwd, vjp=(_eigh_vjp,))
-
-
 def eigh(A: Any, UPLO: str = "L", *, out: Any = None) -> EighResult:  # noqa: N803
     """(eigenvalues ascending, eigenvectors) of a symmetric matrix or batch (only the ``UPLO``
     triangle read), as ``torch.linalg.eigh``; differentiable (distinct eigenvalues).
@@ -541,43 +462,6 @@ def eigvalsh(A: Any, UPLO: str = "L", *, out: Any = None) -> Tensor:  # noqa: N8
     [1.0, 2.0]
     """
     return _out(eigh(A, UPLO).eigenvalues, out, "linalg.eigvalsh")
-
-
-def _svd_fwd(a: np.ndarray, which: int, full: bool) -> np.ndarray:
-    u, s, vh = np.linalg.svd(a, full_matrices=full)
-    return (u, s, vh)[which].astype(a.dtype, copy=False)
-
-
-def _svd_vjp(g: Tensor, out: Tensor, a: Tensor, which: int, full: bool) -> Tensor:
-    u = svd_p(a, which=0, full=False)
-    s = svd_p(a, which=1, full=False)
-    vh = svd_p(a, which=2, full=False)
-    k = s.shape[-1]
-    eye = np.eye(k, dtype=a.dtype)
-    if which == 1:
-        return u @ (ops.unsqueeze(g, -1) * vh)
-    # U or Vh: the reduced-SVD rule (distinct nonzero singular values)
-    s2 = s * s
-    f = 1 / (ops.unsqueeze(s2, -2) - ops.unsqueeze(s2, -1) + eye) * (1 - eye)  # 1/(s_j^2 - s_i^2)
-    sm = ops.unsqueeze(s, -2)  # row of s
-    if which == 0:
-        ug = _mT(u) @ g
-        j = f * (ug - _mT(ug))
-        term = u @ (j * sm) @ vh  # (J S)_ij = J_ij s_j
-        if a.shape[-2] > k:  # (I - U U^T) gU S^{-1} Vh
-            term = term + (g - u @ ug) / sm @ vh
-        return term
-    v = _mT(vh)
-    gv = _mT(g)
-    vg = _mT(v) @ gv
-    j = f * (vg - _mT(vg))
-    term = u @ (ops.unsqueeze(s, -1) * j) @ vh
-    if a.shape[-1] > k:
-        term = term + u @ _mT((gv - v @ vg) / sm)
-    return term
-
-
-svd_p = Primitive("svd", _svd_fwd, vjp=(_svd_vjp,))
 
 
 def svd(A: Any, full_matrices: bool = True, *, driver: Any = None, out: Any = None) -> SVDResult:  # noqa: N803
@@ -909,29 +793,6 @@ def tensorsolve(A: Any, B: Any, dims: Any = None, *, out: Any = None) -> Tensor:
     n = int(np.prod(b.shape))
     return _out(solve(a.reshape(n, int(np.prod(xshape))), b.reshape(n)).reshape(*xshape), out,
                 "linalg.tensorsolve")
-
-
-def _expm(a: np.ndarray) -> np.ndarray:
-    import scipy.linalg  # noqa: PLC0415
-    if a.ndim == 2:
-        return scipy.linalg.expm(a).astype(a.dtype, copy=False)
-    flat = a.reshape(-1, *a.shape[-2:])
-    return np.stack([scipy.linalg.expm(m) for m in flat]).reshape(a.shape).astype(a.dtype, copy=False) \
-        if flat.shape[0] else np.zeros_like(a)
-
-
-def _expm_vjp(g: Tensor, out: Tensor, a: Tensor) -> Tensor:
-    # the Frechet derivative's adjoint: the top-right block of exp([[A^T, g], [0, A^T]])
-    n = a.shape[-1]
-    at = _mT(a)
-    from .indexing import cat  # noqa: PLC0415
-    top = cat([at, g], -1)
-    bottom = cat([g * 0, at], -1)
-    big = matrix_exp_p(cat([top, bottom], -2))
-    return big[..., :n, n:]
-
-
-matrix_exp_p = Primitive("matrix_exp", _expm, vjp=(_expm_vjp,))
 
 
 def matrix_exp(A: Any) -> Tensor:  # noqa: N803

@@ -14,7 +14,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
 - ``reductions``: cumprod, prod, logcumsumexp, all/any and the sorting selectors;
   ``reductions.py``.
 - ``conv``: im2col/col2im, the pooling windows, pad; ``conv.py``.
-- ``linalg``: einsum and the p-norm; ``linalg.py``.
+- ``linalg``: einsum, the p-norm and the decompositions (det, slogdet, qr, eigh, svd,
+  matrix_exp); ``linalg.py`` and ``linalg_more.py``.
 - ``distributions``: the gamma family, the solves and Cholesky, the samplers' implicit
   rules; ``distributions/_ops.py``.
 - ``special``: the Bessel functions, erfcx, ndtri, log_ndtr, entr, zeta, gammaincc;
