@@ -28,6 +28,10 @@ from . import _tensor, elementwise as ew, indexing, ops
 from ._tensor import Tensor, _as_tensor, _wrap
 from .shapes import dim_index
 from .tensor_api import _out
+# The rows of the elementwise odds (rows/elementwise.py), re-exported.
+from .rows.elementwise import (  # noqa: F401
+    bitwise_left_shift_p, bitwise_right_shift_p, gcd_p, lcm_p, nextafter_p,
+    isneginf_p as _isneginf_p, isposinf_p as _isposinf_p)
 
 _int, _bool, _float = builtins.int, builtins.bool, builtins.float
 
@@ -971,9 +975,7 @@ def frexp(input: Any, *, out: Any = None) -> Any:  # noqa: A002
     return _out(_FrexpResult(_wrap(m), _wrap(e.astype(np.int32))), out, "frexp")
 
 
-def _int_binary(name: str, fn: Any, doc: str) -> Any:
-    prim = ops._selector(name, fn)
-
+def _int_binary(name: str, prim: Any, doc: str) -> Any:
     def f(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A002
         x, y = _num(input, name), _num(other, name)
         if x.dtype.kind not in "iub" or y.dtype.kind not in "iub":
@@ -984,26 +986,26 @@ def _int_binary(name: str, fn: Any, doc: str) -> Any:
     return f
 
 
-gcd = _int_binary("gcd", np.gcd, """The greatest common divisor, elementwise (integers), as ``torch.gcd``.
+gcd = _int_binary("gcd", gcd_p, """The greatest common divisor, elementwise (integers), as ``torch.gcd``.
 
     >>> import duograd as dg
     >>> dg.gcd(dg.tensor([12, 7]), dg.tensor([8, 0])).tolist()
     [4, 7]
     """)
-lcm = _int_binary("lcm", np.lcm, """The least common multiple, elementwise (integers), as ``torch.lcm``.
+lcm = _int_binary("lcm", lcm_p, """The least common multiple, elementwise (integers), as ``torch.lcm``.
 
     >>> import duograd as dg
     >>> dg.lcm(dg.tensor([4, 3]), dg.tensor([6, 5])).tolist()
     [12, 15]
     """)
-bitwise_left_shift = _int_binary("bitwise_left_shift", np.left_shift,
+bitwise_left_shift = _int_binary("bitwise_left_shift", bitwise_left_shift_p,
                                  """input << other, as ``torch.bitwise_left_shift``.
 
     >>> import duograd as dg
     >>> dg.bitwise_left_shift(dg.tensor([1, 3]), 2).tolist()
     [4, 12]
     """)
-bitwise_right_shift = _int_binary("bitwise_right_shift", np.right_shift,
+bitwise_right_shift = _int_binary("bitwise_right_shift", bitwise_right_shift_p,
                                   """input >> other (arithmetic), as ``torch.bitwise_right_shift``.
 
     >>> import duograd as dg
@@ -1020,11 +1022,7 @@ def nextafter(input: Any, other: Any, *, out: Any = None) -> Tensor:  # noqa: A0
     True
     """
     x, y = _num(input, "nextafter"), _num(other, "nextafter")
-    return _out(ops._selector("nextafter", np.nextafter)(x, y), out, "nextafter")
-
-
-_isposinf_p = ops._selector("isposinf", np.isposinf)
-_isneginf_p = ops._selector("isneginf", np.isneginf)
+    return _out(nextafter_p(x, y), out, "nextafter")
 
 
 def isposinf(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002

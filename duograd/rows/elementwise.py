@@ -1,7 +1,8 @@
 """The elementwise rows beyond the core table: trigonometric and hyperbolic functions,
 exponentials and logarithms, special functions, rounding and remainders, tests, two-input
 functions and logic. Their public functions (torch's signatures) are in
-``duograd/elementwise.py``, the layer above.
+``duograd/elementwise.py``, the layer above (those of ``isposinf_p``, ``isneginf_p``,
+``nextafter_p``, ``gcd_p``, ``lcm_p`` and the shifts in ``duograd/more_ops.py``).
 
 Every row follows docs/adding-an-op.md: a NumPy forward, one VJP rule per input written in
 Tensor algebra (so second order comes free), ``jvp=ELEMENTWISE`` (the Jacobian is
@@ -142,6 +143,8 @@ isinf_p = _selector("isinf", np.isinf)
 isfinite_p = _selector("isfinite", np.isfinite)
 isclose_p = _selector("isclose", lambda x, y, rtol, atol, equal_nan:
                       np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+isposinf_p = _selector("isposinf", np.isposinf)
+isneginf_p = _selector("isneginf", np.isneginf)
 
 # ====================================================================== two inputs
 
@@ -153,6 +156,8 @@ logaddexp_p = Primitive("logaddexp", lambda x, y: np.logaddexp(_float(x), _float
 hypot_p = Primitive("hypot", lambda x, y: np.hypot(_float(x), _float(y)),
                     vjp=(lambda g, out, x, y: g * x / out, lambda g, out, x, y: g * y / out),
                     jvp=ELEMENTWISE)
+# The next float after x towards y: piecewise constant in both, no history (as torch).
+nextafter_p = _selector("nextafter", np.nextafter)
 
 # ====================================================================== logic (bool, no history)
 
@@ -164,3 +169,8 @@ bitwise_not_p = _selector("bitwise_not", np.invert)
 bitwise_and_p = _selector("bitwise_and", np.bitwise_and)
 bitwise_or_p = _selector("bitwise_or", np.bitwise_or)
 bitwise_xor_p = _selector("bitwise_xor", np.bitwise_xor)
+# integer-valued functions of two integer tensors (``more_ops`` checks the dtypes)
+gcd_p = _selector("gcd", np.gcd)
+lcm_p = _selector("lcm", np.lcm)
+bitwise_left_shift_p = _selector("bitwise_left_shift", np.left_shift)
+bitwise_right_shift_p = _selector("bitwise_right_shift", np.right_shift)
