@@ -10,7 +10,7 @@ second direction), all drawn from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), 
 torch model's ``state_dict()`` loads into the same layer as it is.
 
 A layer computes the input projection of all time steps as one matmul and runs the
-recurrence as one primitive (``duograd.nn._scan``) with one fused gate matmul per step and
+recurrence as one primitive (``duograd/rows/scan.py``) with one fused gate matmul per step and
 a hand-written back-propagation through time, differentiable again.
 
 >>> import duograd as dg
@@ -32,7 +32,7 @@ import numpy as np
 from ..ops import concatenate_p, linear_p, reshape_p, transpose_p
 from .._tensor import Tensor, tensor
 from ..random import as_rng
-from ._scan import gru_scan_p, lstm_scan_p, rnn_scan_p
+from ..rows.scan import gru_scan_p, lstm_scan_p, rnn_scan_p
 from .functional import _dropout
 from .modules import Module, _input
 from .utils.rnn import PackedSequence

@@ -8,7 +8,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
 
 - ``core``: the core table (selectors, elementwise arithmetic, reductions, shape, indexing,
   joins, matmul and linear); public layer ``ops.py``.
-- ``elementwise``: trigonometric, exponential, rounding, tests and logic; ``elementwise.py``.
+- ``elementwise``: trigonometric, exponential, rounding, tests and logic; ``elementwise.py``
+  (isposinf, isneginf, nextafter, gcd, lcm and the shifts: ``more_ops.py``).
 - ``indexing``: the gather/scatter pair along an axis, scatter_reduce's rows, nonzero;
   ``indexing.py``.
 - ``reductions``: cumprod, prod, logcumsumexp, all/any and the sorting selectors;
@@ -22,6 +23,10 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
   ``special.py``.
 - ``tensor_api``: signbit, heaviside, fmax/fmin, bincount, histc, searchsorted, the inverse
   and the log-determinant; ``tensor_api.py``.
+- ``activations``: gelu (exact and tanh, each with its slope as a row) and hardtanh;
+  ``nn/_activations.py``.
+- ``scan``: the recurrences of RNN, LSTM and GRU over a sequence, with their
+  back-propagation through time; ``nn/rnn.py``.
 
 Each public module re-exports its family's rows, so ``from duograd.ops import add_p`` and
 ``duograd.elementwise.tan_p`` keep working; this package re-exports the core table's rows

@@ -1,5 +1,7 @@
 """The recurrences of ``nn.RNN``, ``nn.LSTM`` and ``nn.GRU`` over a whole sequence, as one
-primitive each, with a hand-written VJP (back-propagation through time).
+primitive each, with a hand-written VJP (back-propagation through time). The layers that
+call them (torch's arguments, weights and packed sequences) are in ``duograd/nn/rnn.py``,
+the layer above; ``duograd/nn/_scan.py`` re-exports the rows.
 
 A layer computes the input projection of every time step as one matmul outside the
 primitive (``x @ W_ih.T + b``, shape (T, B, G*H)); the primitive runs the recurrence in
@@ -45,14 +47,14 @@ import numpy as np
 
 from .. import _context
 from ..autograd import Variadic
-from ..ops import concatenate_p, greater_p, reshape_p, transpose_p
 from .._tensor import Tensor
+from .core import concatenate_p, greater_p, reshape_p, transpose_p
 
 __all__ = ["rnn_scan_p", "lstm_scan_p", "gru_scan_p"]
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # the same formula as ops.sigmoid_p, so that a cell and a layer agree to the last bit
+    # the same formula as rows.core.sigmoid_p, so that a cell and a layer agree to the last bit
     return 0.5 * np.tanh(0.5 * x) + 0.5
 
 
