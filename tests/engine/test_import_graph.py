@@ -141,6 +141,60 @@ def test_the_rows_sit_below_the_public_layer():
         assert not bad, f"{mod} loads the layer above the rows: {bad}"
 
 
+# What builds a row: the engine's classes and the rows' selector helper.
+_ROW_MAKERS = {"Primitive", "Variadic", "_selector", "_Multilinear"}
+
+
+def rows_built_in(path: str) -> list[str]:
+    """Where the module at ``path`` builds a primitive: each call of a row maker
+    (``Primitive(...)``, ``Variadic(...)``, ``_selector(...)``, ``ops._selector(...)``), at
+    module level or inside a function, and each class derived from one, as "line: name"."""
+    found = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+            if name in _ROW_MAKERS:
+                found.append((node.lineno, name))
+        elif isinstance(node, ast.ClassDef):
+            for b in node.bases:
+                name = b.id if isinstance(b, ast.Name) else b.attr if isinstance(b, ast.Attribute) else None
+                if name in _ROW_MAKERS:
+                    found.append((node.lineno, f"class {node.name}({name})"))
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+# Modules above the rows that still build primitives, and why they may.
+_BUILDS_ROWS_OUTSIDE = {
+    "duograd.checkpoint": "checkpoint_p's forward is the user's function, passed per call",
+    "duograd.inplace": "assign_p and setitem_p, the rows of the in-place writes",
+    "duograd.special": "the selectors of the functions torch does not differentiate",
+}
+
+
+def test_the_rows_are_built_only_in_the_rows_package():
+    """Every primitive is built in ``duograd.rows`` or the engine (``duograd.autograd``:
+    ``Primitive`` itself, ``ones_like_p``, custom Functions' per-call nodes); a public
+    module imports its rows from there. The four modules whose rows moved (issue 28) build
+    none; the few others that still do are listed, with their reason."""
+    files = _module_files()
+    for mod in ("duograd.linalg_more", "duograd.more_ops", "duograd.nn._activations", "duograd.nn._scan"):
+        assert not rows_built_in(files[mod]), f"{mod} builds rows: {rows_built_in(files[mod])}"
+    outside = {m: rows_built_in(p) for m, p in files.items()
+               if not m.startswith(("duograd.rows", "duograd.autograd"))}
+    builders = sorted(m for m, found in outside.items() if found)
+    assert builders == sorted(_BUILDS_ROWS_OUTSIDE), \
+        f"rows built outside duograd/rows: { {m: outside[m] for m in builders} }"
+
+
+def test_the_row_finder_finds_a_planted_row(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("import numpy as np\nfrom duograd import ops\n"
+                 "def g():\n    return ops._selector('s', np.sign)\n"
+                 "class P(Primitive):\n    pass\n")
+    assert rows_built_in(str(f)) == ["4: _selector", "5: class P(Primitive)"]
+
+
 def test_the_cycle_finder_finds_a_planted_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
