@@ -41,30 +41,8 @@ from ._tensor import Tensor, _derive, _draw, _new
 from . import _context as _ctx, _versions
 from ._node import LEAF
 from .random import as_rng
-from .autograd import LINEAR, Primitive, zeros_like_p
-
-
-def _assign_fwd(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-    return np.array(np.broadcast_to(v, x.shape), dtype=x.dtype)
-
-
-# The new value ignores the old one: no gradient to x, all of it (summed back) to v.
-assign_p = Primitive("assign", _assign_fwd,
-                     vjp=(lambda g, out, x, v: zeros_like_p(g), lambda g, out, x, v: g), jvp=LINEAR)
-
-
-def _setitem_fwd(x: np.ndarray, v: np.ndarray, index: Any, basic: bool) -> np.ndarray:
-    out = x.copy()
-    out[index] = v
-    return out
-
-
-# x with v written at index: x's cotangent is g with zeros there, v's is g read there
-# (the engine sums it back to v's shape when v was broadcast). Linear in (x, v) jointly.
-setitem_p = Primitive("setitem", _setitem_fwd,
-                      vjp=(lambda g, out, x, v, index, basic: setitem_p(g, 0.0, index=index, basic=basic),
-                           lambda g, out, x, v, index, basic: ops.getitem_p(g, index=index, basic=basic)),
-                      jvp=LINEAR)
+# The rows of the writes, re-exported (rows/inplace.py).
+from .rows.inplace import assign_p, setitem_p  # noqa: F401
 
 
 def write(t: Any, op: Any, *operands: Any, name: str, keep: bool = False, **kw: Any) -> Tensor:

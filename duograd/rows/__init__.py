@@ -25,6 +25,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
   and the log-determinant; ``tensor_api.py``.
 - ``activations``: gelu (exact and tanh, each with its slope as a row) and hardtanh;
   ``nn/_activations.py``.
+- ``inplace``: assign and setitem, the out-of-place rows of the in-place writes;
+  ``inplace.py``.
 - ``scan``: the recurrences of RNN, LSTM and GRU over a sequence, with their
   back-propagation through time; ``nn/rnn.py``.
 
