@@ -34,6 +34,16 @@ from .tensor_api import _out, logit as _logit, xlogy as _xlogy
 from .rows.special import (  # noqa: F401
     i0_p, i0e_p, i1_p, i1e_p, erfcx_p, ndtri_p, log_ndtr_p, entr_p, zeta_p, gammaincc_p,
     _SQRT_2PI, _TWO_OVER_SQRT_PI, _entr_fwd, _gammaincc_fwd, _i1_d, _i1e_d, _scipy, _zeta_fwd)
+# The selectors of the functions torch does not differentiate (rows/special.py).
+from .rows.special import (
+    bessel_j0_p, bessel_j1_p, bessel_y0_p, bessel_y1_p, modified_bessel_i0_p, modified_bessel_i1_p,
+    modified_bessel_k0_p, modified_bessel_k1_p, scaled_modified_bessel_k0_p,
+    scaled_modified_bessel_k1_p, spherical_bessel_j0_p, airy_ai_p, chebyshev_polynomial_t_p,
+    chebyshev_polynomial_u_p, chebyshev_polynomial_v_p, chebyshev_polynomial_w_p,
+    shifted_chebyshev_polynomial_t_p, shifted_chebyshev_polynomial_u_p,
+    shifted_chebyshev_polynomial_v_p, shifted_chebyshev_polynomial_w_p, hermite_polynomial_h_p,
+    hermite_polynomial_he_p, laguerre_polynomial_l_p, legendre_polynomial_p_p,
+)
 
 _int = builtins.int
 
@@ -46,10 +56,6 @@ def _ft(x: Any, op: str) -> Tensor:
         from ._tensor import get_default_dtype  # noqa: PLC0415
         t = ops.cast_p(t, dtype=np.dtype(get_default_dtype()))
     return t
-
-
-def _sel(name: str, fwd: Any) -> Primitive:
-    return ops._selector(name, fwd)
 
 
 # ---------------------------------------------------------------- public functions
@@ -286,9 +292,7 @@ def logsumexp(input: Any, dim: Any, keepdim: bool = False, *, out: Any = None) -
 
 # ---------------------------------------------------------------- without a gradient in torch
 
-def _nograd(name: str, fwd: Any, example: str) -> Any:
-    prim = _sel(name, fwd)
-
+def _nograd(name: str, prim: Primitive, example: str) -> Any:
     def fn(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
         return _out(prim(_ft(input, f"special.{name}")), out, f"special.{name}")
     fn.__name__ = fn.__qualname__ = name
@@ -297,81 +301,37 @@ def _nograd(name: str, fwd: Any, example: str) -> Any:
     return fn
 
 
-def _spherical_j0(x: np.ndarray) -> np.ndarray:
-    with np.errstate(all="ignore"):
-        return np.where(x == 0, 1.0, np.sin(x) / np.where(x == 0, 1.0, x)).astype(x.dtype)
-
-
-def _airy(x: np.ndarray) -> np.ndarray:
-    import scipy.special  # noqa: PLC0415
-    return np.asarray(scipy.special.airy(x)[0]).astype(x.dtype, copy=False)
-
-
-bessel_j0 = _nograd("bessel_j0", _scipy("j0"), ">>> dg.special.bessel_j0(dg.tensor([0.0])).tolist()\n    [1.0]")
-bessel_j1 = _nograd("bessel_j1", _scipy("j1"), ">>> dg.special.bessel_j1(dg.tensor([0.0])).tolist()\n    [0.0]")
-bessel_y0 = _nograd("bessel_y0", _scipy("y0"),
+bessel_j0 = _nograd("bessel_j0", bessel_j0_p, ">>> dg.special.bessel_j0(dg.tensor([0.0])).tolist()\n    [1.0]")
+bessel_j1 = _nograd("bessel_j1", bessel_j1_p, ">>> dg.special.bessel_j1(dg.tensor([0.0])).tolist()\n    [0.0]")
+bessel_y0 = _nograd("bessel_y0", bessel_y0_p,
                     ">>> dg.special.bessel_y0(dg.tensor([1.0])).numpy().round(6)\n    array([0.088257])")
-bessel_y1 = _nograd("bessel_y1", _scipy("y1"),
+bessel_y1 = _nograd("bessel_y1", bessel_y1_p,
                     ">>> dg.special.bessel_y1(dg.tensor([1.0])).numpy().round(6)\n    array([-0.781213])")
-modified_bessel_i0 = _nograd("modified_bessel_i0", _scipy("i0"),
+modified_bessel_i0 = _nograd("modified_bessel_i0", modified_bessel_i0_p,
                              ">>> dg.special.modified_bessel_i0(dg.tensor([0.0])).tolist()\n    [1.0]")
-modified_bessel_i1 = _nograd("modified_bessel_i1", _scipy("i1"),
+modified_bessel_i1 = _nograd("modified_bessel_i1", modified_bessel_i1_p,
                              ">>> dg.special.modified_bessel_i1(dg.tensor([0.0])).tolist()\n    [0.0]")
-modified_bessel_k0 = _nograd("modified_bessel_k0", _scipy("k0"),
+modified_bessel_k0 = _nograd("modified_bessel_k0", modified_bessel_k0_p,
                              ">>> dg.special.modified_bessel_k0(dg.tensor([1.0])).numpy().round(6)\n"
                              "    array([0.421024])")
-modified_bessel_k1 = _nograd("modified_bessel_k1", _scipy("k1"),
+modified_bessel_k1 = _nograd("modified_bessel_k1", modified_bessel_k1_p,
                              ">>> dg.special.modified_bessel_k1(dg.tensor([1.0])).numpy().round(6)\n"
                              "    array([0.601907])")
-scaled_modified_bessel_k0 = _nograd("scaled_modified_bessel_k0", _scipy("k0e"),
+scaled_modified_bessel_k0 = _nograd("scaled_modified_bessel_k0", scaled_modified_bessel_k0_p,
                                     ">>> dg.special.scaled_modified_bessel_k0(dg.tensor([1.0])).numpy()"
                                     ".round(6)\n    array([1.144463])")
-scaled_modified_bessel_k1 = _nograd("scaled_modified_bessel_k1", _scipy("k1e"),
+scaled_modified_bessel_k1 = _nograd("scaled_modified_bessel_k1", scaled_modified_bessel_k1_p,
                                     ">>> dg.special.scaled_modified_bessel_k1(dg.tensor([1.0])).numpy()"
                                     ".round(6)\n    array([1.636153])")
-spherical_bessel_j0 = _nograd("spherical_bessel_j0", _spherical_j0,
+spherical_bessel_j0 = _nograd("spherical_bessel_j0", spherical_bessel_j0_p,
                               ">>> dg.special.spherical_bessel_j0(dg.tensor([0.0])).tolist()\n    [1.0]")
-airy_ai = _nograd("airy_ai", _airy, ">>> dg.special.airy_ai(dg.tensor([0.0])).numpy().round(6)\n"
+airy_ai = _nograd("airy_ai", airy_ai_p, ">>> dg.special.airy_ai(dg.tensor([0.0])).numpy().round(6)\n"
                   "    array([0.355028])")
 
 
 # ---------------------------------------------------------------- orthogonal polynomials
 
-def _recurrence(kind: str) -> Any:
-    """p_n(x) by its three-term recurrence, elementwise in (x, n); 0 where n < 0."""
-    def fwd(x: np.ndarray, n: np.ndarray) -> np.ndarray:
-        dt = x.dtype if x.dtype.kind == "f" else np.float64
-        x, n = np.broadcast_arrays(x.astype(dt), np.asarray(n))
-        n = n.astype(np.int64)
-        if kind.startswith("shifted_"):
-            x = 2 * x - 1
-        k = kind.removeprefix("shifted_")
-        p0 = np.ones_like(x)
-        p1 = {"t": x, "u": 2 * x, "v": 2 * x - 1, "w": 2 * x + 1, "h": 2 * x, "he": x, "l": 1 - x,
-              "p": x}[k]
-        out = np.where(n == 0, p0, p1)
-        top = int(n.max()) if n.size else 0
-        prev, cur = p0, p1
-        for m in range(1, top):  # cur = p_m, prev = p_{m-1} -> p_{m+1}
-            if k in ("t", "u", "v", "w"):
-                nxt = 2 * x * cur - prev
-            elif k == "h":
-                nxt = 2 * x * cur - 2 * m * prev
-            elif k == "he":
-                nxt = x * cur - m * prev
-            elif k == "l":
-                nxt = ((2 * m + 1 - x) * cur - m * prev) / (m + 1)
-            else:
-                nxt = ((2 * m + 1) * x * cur - m * prev) / (m + 1)
-            prev, cur = cur, nxt
-            out = np.where(n == m + 1, cur, out)
-        return np.where(n < 0, 0.0, out).astype(dt)
-    return fwd
-
-
-def _poly(name: str, kind: str, example: str) -> Any:
-    prim = _sel(name, _recurrence(kind))
-
+def _poly(name: str, prim: Primitive, example: str) -> Any:
     def fn(input: Any, n: Any, *, out: Any = None) -> Tensor:  # noqa: A002
         x = input if isinstance(input, Tensor) else _as_tensor(input, op=f"special.{name}")
         nt = n if isinstance(n, Tensor) else _as_tensor(n, op=f"special.{name}")
@@ -384,33 +344,33 @@ def _poly(name: str, kind: str, example: str) -> Any:
     return fn
 
 
-chebyshev_polynomial_t = _poly("chebyshev_polynomial_t", "t",
+chebyshev_polynomial_t = _poly("chebyshev_polynomial_t", chebyshev_polynomial_t_p,
                                ">>> dg.special.chebyshev_polynomial_t(dg.tensor([0.5]), 2).tolist()\n    [-0.5]")
-chebyshev_polynomial_u = _poly("chebyshev_polynomial_u", "u",
+chebyshev_polynomial_u = _poly("chebyshev_polynomial_u", chebyshev_polynomial_u_p,
                                ">>> dg.special.chebyshev_polynomial_u(dg.tensor([0.5]), 2).tolist()\n    [0.0]")
-chebyshev_polynomial_v = _poly("chebyshev_polynomial_v", "v",
+chebyshev_polynomial_v = _poly("chebyshev_polynomial_v", chebyshev_polynomial_v_p,
                                ">>> dg.special.chebyshev_polynomial_v(dg.tensor([0.5]), 1).tolist()\n    [0.0]")
-chebyshev_polynomial_w = _poly("chebyshev_polynomial_w", "w",
+chebyshev_polynomial_w = _poly("chebyshev_polynomial_w", chebyshev_polynomial_w_p,
                                ">>> dg.special.chebyshev_polynomial_w(dg.tensor([0.5]), 1).tolist()\n    [2.0]")
-shifted_chebyshev_polynomial_t = _poly("shifted_chebyshev_polynomial_t", "shifted_t",
+shifted_chebyshev_polynomial_t = _poly("shifted_chebyshev_polynomial_t", shifted_chebyshev_polynomial_t_p,
                                        ">>> dg.special.shifted_chebyshev_polynomial_t(dg.tensor([1.0]), 2)"
                                        ".tolist()\n    [1.0]")
-shifted_chebyshev_polynomial_u = _poly("shifted_chebyshev_polynomial_u", "shifted_u",
+shifted_chebyshev_polynomial_u = _poly("shifted_chebyshev_polynomial_u", shifted_chebyshev_polynomial_u_p,
                                        ">>> dg.special.shifted_chebyshev_polynomial_u(dg.tensor([1.0]), 2)"
                                        ".tolist()\n    [3.0]")
-shifted_chebyshev_polynomial_v = _poly("shifted_chebyshev_polynomial_v", "shifted_v",
+shifted_chebyshev_polynomial_v = _poly("shifted_chebyshev_polynomial_v", shifted_chebyshev_polynomial_v_p,
                                        ">>> dg.special.shifted_chebyshev_polynomial_v(dg.tensor([1.0]), 1)"
                                        ".tolist()\n    [1.0]")
-shifted_chebyshev_polynomial_w = _poly("shifted_chebyshev_polynomial_w", "shifted_w",
+shifted_chebyshev_polynomial_w = _poly("shifted_chebyshev_polynomial_w", shifted_chebyshev_polynomial_w_p,
                                        ">>> dg.special.shifted_chebyshev_polynomial_w(dg.tensor([1.0]), 1)"
                                        ".tolist()\n    [3.0]")
-hermite_polynomial_h = _poly("hermite_polynomial_h", "h",
+hermite_polynomial_h = _poly("hermite_polynomial_h", hermite_polynomial_h_p,
                              ">>> dg.special.hermite_polynomial_h(dg.tensor([1.0]), 2).tolist()\n    [2.0]")
-hermite_polynomial_he = _poly("hermite_polynomial_he", "he",
+hermite_polynomial_he = _poly("hermite_polynomial_he", hermite_polynomial_he_p,
                               ">>> dg.special.hermite_polynomial_he(dg.tensor([1.0]), 2).tolist()\n    [0.0]")
-laguerre_polynomial_l = _poly("laguerre_polynomial_l", "l",
+laguerre_polynomial_l = _poly("laguerre_polynomial_l", laguerre_polynomial_l_p,
                               ">>> dg.special.laguerre_polynomial_l(dg.tensor([1.0]), 2).tolist()\n    [-0.5]")
-legendre_polynomial_p = _poly("legendre_polynomial_p", "p",
+legendre_polynomial_p = _poly("legendre_polynomial_p", legendre_polynomial_p_p,
                               ">>> dg.special.legendre_polynomial_p(dg.tensor([1.0]), 2).tolist()\n    [1.0]")
 
 

@@ -19,8 +19,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
   matrix_exp); ``linalg.py`` and ``linalg_more.py``.
 - ``distributions``: the gamma family, the solves and Cholesky, the samplers' implicit
   rules; ``distributions/_ops.py``.
-- ``special``: the Bessel functions, erfcx, ndtri, log_ndtr, entr, zeta, gammaincc;
-  ``special.py``.
+- ``special``: the Bessel functions, erfcx, ndtri, log_ndtr, entr, zeta, gammaincc, and the
+  selectors of J, Y, K, Airy's Ai and the orthogonal polynomials; ``special.py``.
 - ``tensor_api``: signbit, heaviside, fmax/fmin, bincount, histc, searchsorted, the inverse
   and the log-determinant; ``tensor_api.py``.
 - ``activations``: gelu (exact and tanh, each with its slope as a row) and hardtanh;

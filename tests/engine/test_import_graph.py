@@ -167,7 +167,6 @@ def rows_built_in(path: str) -> list[str]:
 # Modules above the rows that still build primitives, and why they may.
 _BUILDS_ROWS_OUTSIDE = {
     "duograd.checkpoint": "checkpoint_p's forward is the user's function, passed per call",
-    "duograd.special": "the selectors of the functions torch does not differentiate",
 }
 
 
