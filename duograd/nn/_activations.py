@@ -5,8 +5,8 @@ modules so that ``functional`` can import them without importing ``Module`` (a c
 Most are compositions of rows of the op table; ``gelu`` (both forms) and ``hardtanh`` call
 rows of their own (in ``duograd/rows/activations.py``, re-exported here), ``gelu`` for a
 derivative that is cheaper than the chain rule through ``erf``, ``hardtanh`` because its
-gradient mask excludes the bounds (torch's), where ``clip``'s includes them. Where a function has a kink, the subgradient is torch's and the
-line says so with a ``# NOTE:``.
+gradient mask excludes the bounds (torch's), where ``clip``'s includes them. Where a
+function has a kink, the subgradient is torch's and the line says so with a ``# NOTE:``.
 
 >>> import duograd as dg
 >>> from duograd.nn import functional as F
