@@ -164,6 +164,9 @@ def mean(x: Tensor, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
     """
     dim, keepdim = dim_alias("mean", dim, keepdim, axis, keepdims)
     x = _cast_for(x, dtype)
+    if x.dtype.kind != "f":  # torch infers no float dtype for an integer or bool mean
+        raise RuntimeError(f"mean(): could not infer output dtype. {'Input' if dtype is None else 'Optional'} "
+                           f"dtype must be either a floating point or complex dtype. Got: {x.dtype}")
     axes = normalize_axes(dim, x.ndim, "mean", x.shape)
     n = _count(x, axes)
     s = sum_p(x, axis=axes, keepdims=keepdim)
@@ -178,6 +181,20 @@ def _correction(op: str, unbiased: Any, correction: Any) -> float:
     return 0 if unbiased is False else 1
 
 
+def _float_only(op: str, x: Tensor) -> None:
+    """Raise torch's RuntimeError where ``op`` (var, std, var_mean, std_mean) meets a tensor
+    that is not floating point.
+
+    >>> import duograd as dg
+    >>> _float_only("var", dg.tensor([1, 2]))
+    Traceback (most recent call last):
+    RuntimeError: var: std and var only support floating point and complex dtypes, got int64
+    """
+    if x.dtype.kind != "f":
+        what = "std and var" if op in ("std", "var") else op
+        raise RuntimeError(f"{op}: {what} only support floating point and complex dtypes, got {x.dtype}")
+
+
 def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool = False, *,
         correction: float | None = None, axis: Any = None, keepdims: bool | None = None) -> Tensor:
     """Variance over ``dim``, dividing by n - ``correction`` (default 1, as ``torch.var``;
@@ -190,6 +207,7 @@ def var(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool 
     """
     if isinstance(dim, bool):  # torch's var(unbiased) overload
         dim, unbiased = None, dim
+    _float_only("var", x)
     dim, keepdim = dim_alias("var", dim, keepdim, axis, keepdims)
     c = _correction("var", unbiased, correction)
     axes = normalize_axes(dim, x.ndim, "var", x.shape)
@@ -212,6 +230,7 @@ def std(x: Tensor, dim: Any = None, unbiased: bool | None = None, keepdim: bool 
     >>> float(dg.std(dg.tensor([1.0, 3.0]), correction=0))
     1.0
     """
+    _float_only("std", x)
     return std_sqrt_p(var(x, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims))
 
 

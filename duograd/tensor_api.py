@@ -186,12 +186,7 @@ def neg(input: Any, *, out: Any = None) -> Tensor:  # noqa: A002
     >>> dg.neg(dg.tensor([1.0, -2.0])).numpy()
     array([-1.,  2.])
     """
-    x = _t(input, "neg")
-    if x.dtype == np.bool_:
-        raise RuntimeError("neg: Negation, the `-` operator, on a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
-    return _out(ops.neg_p(x), out, "neg")
+    return _out(ops.neg_p(_t(input, "neg")), out, "neg")  # neg_p refuses a bool tensor
 
 
 negative = neg
@@ -755,10 +750,13 @@ def nanmean(input: Any, dim: Any = None, keepdim: _bool = False, *, dtype: Any =
     2.0
     """
     x = _t(input, "nanmean")
-    if dtype is not None:
-        x = ops.astype(x, dtype)
-    if x.dtype.kind != "f":
+    if x.dtype.kind != "f":  # torch checks the input's dtype, before any dtype= cast
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got {x.dtype}")
+    if dtype is not None:
+        if np.dtype(dtype).kind != "f":
+            raise RuntimeError("nanmean(): could not infer output dtype. Optional dtype must be either "
+                               f"a floating point or complex dtype. Got: {np.dtype(dtype)}")
+        x = ops.astype(x, dtype)
     keep = ew.logical_not_p(ew.isnan_p(x))
     n = ops.sum(ops.astype(keep, x.dtype), dim, keepdim)
     return _out(nansum(x, dim, keepdim) / n, out, "nanmean")
@@ -805,6 +803,7 @@ def var_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: _bool =
     (2.0, 2.0)
     """
     x = _t(input, "var_mean")
+    ops._float_only("var_mean", x)
     dim, unbiased = _var_args(dim, unbiased, correction)
     res = (ops.var(x, dim, unbiased, keepdim, correction=correction), ops.mean(x, dim, keepdim))
     return _out(res, out, "var_mean")
@@ -820,6 +819,7 @@ def std_mean(input: Any, dim: Any = None, unbiased: Any = None, keepdim: _bool =
     (1.0, 2.0)
     """
     x = _t(input, "std_mean")
+    ops._float_only("std_mean", x)
     dim, unbiased = _var_args(dim, unbiased, correction)
     res = (ops.std(x, dim, unbiased, keepdim, correction=correction), ops.mean(x, dim, keepdim))
     return _out(res, out, "std_mean")

@@ -46,7 +46,7 @@ def conv2d_loop(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, strid
                     out[a, f, i, j] = np.sum(xp[a, :, i * sh:i * sh + kh, j * sw:j * sw + kw] * w[f])
                     if b is not None:
                         out[a, f, i, j] += b[f]
-    return out
+    return out.astype(x.dtype)  # (summed in float64, given in the input's dtype, as torch)
 
 
 def _pool_loop(x: np.ndarray, kernel: Any, stride: Any, padding: Any, fill: float, reduce) -> np.ndarray:
@@ -61,7 +61,7 @@ def _pool_loop(x: np.ndarray, kernel: Any, stride: Any, padding: Any, fill: floa
             for i in range(oh):
                 for j in range(ow):
                     out[a, f, i, j] = reduce(xp[a, f, i * sh:i * sh + kh, j * sw:j * sw + kw])
-    return out
+    return out.astype(x.dtype)  # (summed in float64, given in the input's dtype, as torch)
 
 
 def max_pool2d_loop(x: np.ndarray, kernel: Any, stride: Any = None, padding: Any = 0) -> np.ndarray:
@@ -103,7 +103,7 @@ def conv_nd_loop(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, stri
                     at = tuple(i[a] * s[a] + k[a] * dl[a] for a in range(d))
                     acc += np.dot(xp[(n, slice(g0, g0 + cg)) + at], w[(f, slice(None)) + k])
                 out[(n, f) + i] = acc
-    return out
+    return out.astype(x.dtype)  # (summed in float64, given in the input's dtype, as torch)
 
 
 def conv_transpose_nd_loop(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None, stride: Any = 1,
@@ -127,7 +127,7 @@ def conv_transpose_nd_loop(x: np.ndarray, w: np.ndarray, b: np.ndarray | None = 
                         out[(n, slice(g * og, (g + 1) * og)) + at] += x[(n, c) + i] * w[(c, slice(None)) + k]
     if b is not None:
         out += b.reshape((-1,) + (1,) * d)
-    return out
+    return out.astype(x.dtype)  # (summed in float64, given in the input's dtype, as torch)
 
 
 def pool_nd_loop(x: np.ndarray, kernel: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
@@ -162,7 +162,7 @@ def pool_nd_loop(x: np.ndarray, kernel: Any, stride: Any = None, padding: Any = 
                 else:
                     div = divisor_override or (padded_count if count_include_pad else len(vals))
                     out[(n, c) + i] = sum(vals) / div
-    return out
+    return out.astype(x.dtype)  # (summed in float64, given in the input's dtype, as torch)
 
 
 def adaptive_pool_nd_loop(x: np.ndarray, output_size: Any, kind: str = "avg") -> np.ndarray:
@@ -175,7 +175,7 @@ def adaptive_pool_nd_loop(x: np.ndarray, output_size: Any, kind: str = "avg") ->
                          int(np.ceil((i[a] + 1) * x.shape[2 + a] / outs[a]))) for a in range(d))
         win = x[(slice(None), slice(None)) + sl].reshape(x.shape[:2] + (-1,))
         out[(slice(None), slice(None)) + i] = win.max(-1) if kind == "max" else win.mean(-1)
-    return out
+    return out.astype(x.dtype)  # (summed in float64, given in the input's dtype, as torch)
 
 
 def pad_loop(x: np.ndarray, pad: tuple, mode: str = "constant", value: float = 0.0) -> np.ndarray:
@@ -210,7 +210,7 @@ def interpolate_loop(x: np.ndarray, size: tuple, mode: str = "nearest", align_co
             weight = np.prod([corners[a][pick[a]][1] for a in range(d)])
             at = tuple(corners[a][pick[a]][0] for a in range(d))
             out[(slice(None), slice(None)) + i] += weight * x[(slice(None), slice(None)) + at]
-    return out
+    return out.astype(x.dtype)  # (summed in float64, given in the input's dtype, as torch)
 
 
 def unfold_loop(x: np.ndarray, kernel: Any, dilation: Any = 1, padding: Any = 0, stride: Any = 1) -> np.ndarray:
@@ -223,7 +223,7 @@ def unfold_loop(x: np.ndarray, kernel: Any, dilation: Any = 1, padding: Any = 0,
         for c in range(x.shape[1]):
             for j, kk in enumerate(np.ndindex(*k)):
                 cols[:, c * k[0] * k[1] + j, col] = xp[:, c, i[0] * s[0] + kk[0] * dl[0], i[1] * s[1] + kk[1] * dl[1]]
-    return cols
+    return cols.astype(x.dtype)
 
 
 def fold_loop(cols: np.ndarray, output_size: Any, kernel: Any, dilation: Any = 1, padding: Any = 0,
@@ -238,4 +238,4 @@ def fold_loop(cols: np.ndarray, output_size: Any, kernel: Any, dilation: Any = 1
         for ch in range(c):
             for j, kk in enumerate(np.ndindex(*k)):
                 xp[:, ch, i[0] * s[0] + kk[0] * dl[0], i[1] * s[1] + kk[1] * dl[1]] += cols[:, ch * k[0] * k[1] + j, col]
-    return xp[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
+    return xp[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]].astype(cols.dtype)

@@ -31,9 +31,12 @@ Who reads what:
 The entries are written in tests/conformance/rows_<family>.py, one file per family: ``row``
 for a call written once for both libraries (its samples with a ``spec`` name are
 gradient-check variants too), ``spec_row``/``selector_row`` (``specs._row``/``_selector``) for a
-variant with its own three functions; tests/specs.py adds the variants of its two declared
-families (``BINARY_OPS``, ``AXIS_OPS``) and the core ones. ``load_all()`` imports them all. ``row`` and ``spec_sample`` add to the one entry of a name, creating it the first
-time, so a name never has two entries.
+variant with its own three functions. An entry may also hold a family declaration
+(``OpInfo.family``: a ``BinaryOp``, ``AxisOp`` or ``Comparison``, written with its spec samples
+in rows_families.py) that the broadcasting, property and error tests read through
+``families`` (``specs.BINARY_OPS``, ``AXIS_OPS``, ``COMPARISONS``). ``load_all()`` imports them
+all. ``row``, ``spec_sample`` and ``declare`` add to the one entry of a name, creating it the
+first time, so a name never has two entries.
 
 >>> info = OpInfo("Tensor.neg", lambda m, x: x.neg(), [S(F(2, 3))])
 >>> [a.shape for a in info.samples[0].args]
@@ -355,6 +358,7 @@ class OpInfo:
     note: str = ""
     torch_fn: Callable[..., Any] | None = None   # when torch spells it differently
     ref: Callable[..., Any] | None = None
+    family: Any = None  # a BinaryOp, AxisOp or Comparison declaration (``declare``; ``families``)
 
     def __post_init__(self) -> None:
         self.samples = [s if isinstance(s, Sample) else Sample(s) for s in self.samples]
@@ -567,6 +571,90 @@ def load_all() -> list[OpInfo]:
     for path in sorted(glob.glob(os.path.join(conf, "rows_*.py"))):
         importlib.import_module(os.path.basename(path)[:-3])
     return OPS
+
+
+# ---------------------------------------------------------------- declared families
+# Three families are described once, declaratively, on their entries (``OpInfo.family``), and
+# every test that needs them reads the declarations (``families``; specs.BINARY_OPS, AXIS_OPS
+# and COMPARISONS are views) instead of keeping its own list. tests/conformance/rows_families.py
+# writes them, with the spec samples each declaration makes.
+
+
+@dataclass(frozen=True)
+class BinaryOp:
+    """A binary elementwise op, declared once for every test that needs it.
+
+    Every function takes ``(x, y, c)``: ``c`` is a bool array of the output's shape, the
+    condition of ``where`` (the other ops ignore it). ``partials`` gives the elementwise
+    partial derivatives (d out/dx, d out/dy) in NumPy, on arrays already broadcast to
+    the output's shape; the broadcasting tests sum them back themselves. ``name`` is
+    how the op's error messages name it.
+
+    >>> op = BinaryOp("mul", None, None, None, lambda x, y, c: (y, x))
+    >>> op.partials(np.array([2.0]), np.array([3.0]), None)
+    (array([3.]), array([2.]))
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    ref: Callable[..., np.ndarray]
+    torch_fn: Callable[..., Any]
+    partials: Callable[..., tuple[np.ndarray, np.ndarray]]
+    domains: tuple[str, str] = (REAL, REAL)
+
+
+@dataclass(frozen=True)
+class AxisOp:
+    """An op with an ``axis`` argument (a reduction, softmax, a running sum), declared once.
+
+    ``fn(x, axis, keepdims)`` on a Tensor, ``ref`` on a NumPy array, ``torch_fn`` on a
+    torch tensor (ops without ``keepdims`` ignore it). ``grad(x, axis, keepdims, g)`` is
+    the gradient of ``sum(g * op(x))`` in closed form, in NumPy. ``axes`` are the axis
+    arguments its spec samples use on a (2, 3, 4) input. ``one_axis``: the op takes a
+    single int (a tuple is a TypeError); otherwise None, an int or a tuple of ints.
+    ``name`` is how its errors name it.
+    """
+
+    name: str
+    fn: Callable[..., Any]
+    ref: Callable[..., np.ndarray]
+    torch_fn: Callable[..., Any]
+    grad: Callable[..., np.ndarray]
+    domain: str = REAL
+    axes: tuple[Any, ...] = (None, 1, -1, (0, 2))
+    keepdims: bool = True
+    one_axis: bool = False
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A comparison operator: ``fn(x, y)`` on duograd Tensors (and torch tensors), ``ref`` its
+    NumPy ufunc. ``name`` is its symbol."""
+
+    name: str
+    fn: Callable[..., Any]
+    ref: Callable[..., np.ndarray]
+
+
+def declare(name: str, family: Any) -> OpInfo:
+    """Attach a family declaration to the entry of the public name ``name`` (created the first
+    time); a name holds one declaration. Returns the entry.
+
+    >>> info = declare("Tensor.doctest_cmp", Comparison("?", None, None))
+    >>> families(Comparison)["?"] is info.family
+    True
+    >>> _ = OPS.remove(OPS_BY_NAME.pop("Tensor.doctest_cmp"))
+    """
+    info = _entry(name)
+    assert info.family is None or info.family is family, f"{name}: two family declarations"
+    info.family = family
+    return info
+
+
+def families(kind: type) -> dict[str, Any]:
+    """The declarations of one kind (``BinaryOp``, ``AxisOp``, ``Comparison``) on the entries of
+    ``OPS``, by their names, in the order of the entries: a view, like the spec samples."""
+    return {i.family.name: i.family for i in OPS if isinstance(i.family, kind)}
 
 
 # ---------------------------------------------------------------- conversions

@@ -136,7 +136,16 @@ def _pow_gy(g: Tensor, out: Tensor, x: Tensor, y: Tensor) -> Tensor:
 
 
 pow_p = Primitive("pow", np.power, vjp=(_pow_gx, _pow_gy), jvp=ELEMENTWISE)
-neg_p = Primitive("neg", np.negative, vjp=(lambda g, out, x: -g,), jvp=LINEAR)
+def _negative(x: np.ndarray) -> np.ndarray:
+    # NOTE: torch refuses -bool with a RuntimeError (NumPy's np.negative with a TypeError).
+    if x.dtype.kind == "b":
+        raise RuntimeError("neg: Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return np.negative(x)
+
+
+neg_p = Primitive("neg", _negative, vjp=(lambda g, out, x: -g,), jvp=LINEAR)
 exp_p = Primitive("exp", np.exp, vjp=(lambda g, out, x: g * out,), jvp=ELEMENTWISE)
 log_p = Primitive("log", np.log, vjp=(lambda g, out, x: g / x,), jvp=ELEMENTWISE)
 sqrt_p = Primitive("sqrt", np.sqrt, vjp=(lambda g, out, x: g / (out * 2),), jvp=ELEMENTWISE)

@@ -29,7 +29,7 @@ for _name in ("log", "sqrt"):
         [F(5, domain="positive"), F(domain=POSITIVE), F(0, 2, domain=POSITIVE), I(2, 3, low=1)])
 row("Tensor.relu", lambda m, x: x.relu(),
     [F(3, 4, domain="distinct"), F(domain="distinct"), S(F(3, 4, domain=NONZERO), spec="relu"), F(0, 3),
-     I(3, 4, low=-3)], ref=lambda x: np.where(x > 0, x, 0.0))
+     I(3, 4, low=-3)], ref=lambda x: np.where(x > 0, x, np.zeros_like(x)))  # (an int stays an int)
 row("dg.relu", lambda m, x: m.relu(x), [F(3, 4, domain="distinct"), F(domain=DISTINCT), F(0, 2), I(3, low=-3)])
 
 row("Tensor.__add__", lambda m, x, y: x + y, [S(F(3, 4), F(4)), S(F(3, 1), F(4)), S(F(), F(2)),
@@ -39,21 +39,22 @@ row("Tensor.__mul__", lambda m, x, y: x * y, [S(F(3, 4), F(4)), S(F(2), 3.0), S(
                                               S(F(), F(2, 3)), S(I(3, 4), I(4)), S(B(3), B(3)),
                                               S(I(3), 0.5), S(F(3, 1), B(4))],
     errors=[S(F(3), F(2))])
-# (torch refuses -bool with a RuntimeError; duograd raises TypeError: not sampled until the neg
-# row raises torch's class)
+# (torch refuses -bool with a RuntimeError: so does duograd)
 row("Tensor.__neg__", lambda m, x: -x, UNARY + [S(F(3, 4), spec="neg"), I(3, 4, low=-3), I()],
-    ref=np.negative)
+    ref=np.negative, errors=[S(B(3)), S(B())])
 row("Tensor.sum", lambda m, x, **kw: x.sum(**kw),
     [S(F(3, 4)), S(F(3, 4), dim=0), S(F(3, 4), dim=-1, keepdim=True), S(F(2, 3, 4), dim=(0, 2)),
      S(F(0, 3), dim=0), S(F()), S(I(3, 4), dim=-1), S(B(2, 3)), S(I(2, 3), dim=0, keepdim=True),
      S(F(2, 3, 4), dim=-2)],
     errors=[S(F(3, 4), dim=2), S(F(), dim=1)])
-# (torch refuses the mean, var and std of an integer or bool tensor with a RuntimeError; duograd
-# returns a float: reported, not sampled as an error until ops.mean/var/std raise torch's class)
+# (torch refuses the mean, var and std of an integer or bool tensor with a RuntimeError, and so
+# does duograd; a float dtype= makes an integer mean fine)
 row("Tensor.mean", lambda m, x, **kw: x.mean(**kw),
     [S(F(3, 4)), S(F(3, 4), dim=1), S(F(2, 3, 4), dim=(0, 2), keepdim=True), S(F()), S(F(0, 3), dim=1),
      S(F(2, 3), dim=-1), S(F(), dim=0)],
-    errors=[S(F(3, 4), dim=-3)])
+    errors=[S(F(3, 4), dim=-3), S(I(3, 4)), S(B(3, 4), dim=0), S(I()), S(I(3, 4), dim=1, keepdim=True)])
+row("Tensor.mean[int, dtype]", lambda m, x, **kw: x.mean(dtype=m.float64, **kw),
+    [S(I(3, 4)), S(I(3, 4), dim=1), S(B(2, 3), dim=0)])
 row("Tensor.__matmul__", lambda m, x, y: x @ y,
     [S(F(3, 4), F(4, 2)), S(F(4), F(4, 2)), S(F(3, 4), F(4)), S(F(2, 3, 4), F(4, 5)), S(F(4), F(4)),
      S(F(0, 4), F(4, 2)), S(F(3, 0), F(0, 2)), S(I(3, 4), I(4, 2)), S(F(2, 1, 3, 4), F(3, 4, 2))],

@@ -414,7 +414,7 @@ _row("trace", lambda x: x.trace(), np.trace, lambda torch, x: x.trace(), ((3, 4)
 
 def _np_diag_embed(x):
     # diag_embed(x, offset=-1, dim1=0, dim2=2) for a (2, 3) x: out[i, b, j] = x[b, j] where i = j + 1
-    out = np.zeros((4, 2, 4))
+    out = np.zeros((4, 2, 4), x.dtype)
     for b in range(2):
         for j in range(3):
             out[j + 1, b, j] = x[b, j]
@@ -461,7 +461,7 @@ for _red, _fn in (("sum", np.sum), ("prod", np.prod), ("mean", None), ("amax", n
 _row("index_select", lambda x: x.index_select(2, np.array([3, 0, 3])), lambda x: x[:, :, [3, 0, 3]],
      lambda torch, x: x.index_select(2, _t(torch, [3, 0, 3])), (R3,))
 _row("index_add", lambda x, s: dg.index_add(x, 0, np.array([2, 0, 2]), s, alpha=1.5),
-     lambda x, s: x + 1.5 * np.stack([s[1], np.zeros(4), s[0] + s[2]]),
+     lambda x, s: x + 1.5 * np.stack([s[1], np.zeros(4, s.dtype), s[0] + s[2]]),
      lambda torch, x, s: torch.index_add(x, 0, _t(torch, [2, 0, 2]), s, alpha=1.5), ((3, 4), (3, 4)))
 _row("take_along_dim.broadcast", lambda x: x.take_along_dim(IDX_G[:, None, :], 2),
      lambda x: np.take_along_axis(x, np.broadcast_to(IDX_G[:, None, :], (3, 2, 2)), 2),

@@ -131,9 +131,14 @@ _BAD_DIMS = [S(F(3, 4), 2), S(F(3, 4), -3), S(F(), 1), S(F(3, 4), (0, 0))]
 _INT_SUMS = [S(I(3, 4), 1), S(B(3, 4)), S(I(2, 3), -1, True), S(B(0, 3), 0)]
 row("dg.sum", lambda m, x, *a, **k: m.sum(x, *a, **k), _SUMS + _INT_SUMS, errors=_BAD_DIMS)
 row("Tensor.sum[dtype]", lambda m, x: x.sum(0, dtype=_f32(m)), [F(3, 4)])
-# (torch refuses the mean, var and std of an integer or bool tensor with a RuntimeError; duograd
-# returns a float: reported, not sampled as an error until ops.mean/var/std raise torch's class)
-row("dg.mean", lambda m, x, *a, **k: m.mean(x, *a, **k), _SUMS[:5] + _SUMS[5:], errors=_BAD_DIMS)
+# (torch refuses the mean, var and std of an integer or bool tensor with a RuntimeError, as
+# duograd does; a non-float dtype= too)
+_NOT_FLOAT = [S(I(3, 4)), S(B(3, 4), 0), S(I(), 0, keepdim=True), S(I(0, 3), 1)]
+row("dg.mean", lambda m, x, *a, **k: m.mean(x, *a, **k), _SUMS[:5] + _SUMS[5:],
+    errors=_BAD_DIMS + _NOT_FLOAT)
+row("dg.mean[dtype]", lambda m, x, *a, d="float64", **k: m.mean(x, *a, dtype=getattr(m, d), **k),
+    [S(I(3, 4)), S(I(3, 4), 1), S(B(2, 3)), S(F(3, 4), d="float32")],
+    errors=[S(I(3, 4), d="int64"), S(F(3, 4), d="int64"), S(B(3), d="int32")])
 row("Tensor.mean[dtype]", lambda m, x: x.mean(dtype=_f32(m)), [F(3, 4)])
 row("Tensor.sum[0-d, empty]", lambda m, x, *a, **k: x.sum(*a, **k), _SUMS[4:], errors=_BAD_DIMS)
 
@@ -142,9 +147,10 @@ _VARS = [S(F(3, 4)), S(F(3, 4), 0), S(F(3, 4), 1, keepdim=True), S(F(3, 4), (0, 
          S(F(3, 4), unbiased=False), S(F(3, 4), True), S(F(2, 3, 4), -1, True, True),
          S(F(1, 3), 0), S(F(), 0, correction=0), S(F(0, 3), 1), S(F(2, 3), -1, correction=0)]
 for _n in ("var", "std"):
-    row(f"Tensor.{_n}", lambda m, x, *a, n=_n, **k: getattr(x, n)(*a, **k), _VARS, errors=_BAD_DIMS[:3])
+    row(f"Tensor.{_n}", lambda m, x, *a, n=_n, **k: getattr(x, n)(*a, **k), _VARS,
+        errors=_BAD_DIMS[:3] + _NOT_FLOAT + [S(I(3, 4), 0, correction=0)])
     row(f"dg.{_n}", lambda m, x, *a, n=_n, **k: getattr(m, n)(x, *a, **k), _VARS[:6] + _VARS[6:],
-        errors=_BAD_DIMS[:1] + _BAD_DIMS[1:3])
+        errors=_BAD_DIMS[:1] + _BAD_DIMS[1:3] + _NOT_FLOAT)
 
 _EXTREMES = [S(F(3, 4, domain="distinct")), S(F(3, 4, domain="distinct"), 1),
              S(F(3, 4, domain="distinct"), -2, True), S(F(3, 4, domain="distinct"), dim=0),

@@ -2,8 +2,9 @@
 
 Every sample of every entry of ``opinfo.OPS`` (the rows of the ``rows_*.py`` files beside this
 one, with their gradient-check variants, and those of tests/specs.py) becomes a test per float
-dtype (forward: structure, dtype, shape, values; backward: each float input's gradient and
-its dtype), and every error sample a test (the class of exception torch raises).
+dtype (forward: structure, dtype, shape, values, and the same against the entry's NumPy
+``ref`` where it has one; backward: each float input's gradient and its dtype), and every
+error sample a test (the class of exception torch raises).
 ``test_every_public_name_has_a_row`` checks that each public name PyTorch also has is in
 the table, is covered by a named test elsewhere (``COVERED_BY``), or is in ``missing.py``.
 """
@@ -112,6 +113,39 @@ def _compare(r: S, dout: Any, tout: Any, dt: str) -> None:
             assert type(d) is type(t) and d == t, f"{r.name}: {d!r} where torch gives {t!r}"
 
 
+class _NumPy:
+    """``build_args``'s view of NumPy: a sample's arguments as plain arrays (the same draws)."""
+
+    __name__ = "numpy"
+
+    @staticmethod
+    def tensor(a: Any, requires_grad: bool = False) -> np.ndarray:
+        return np.asarray(a)
+
+
+def _compare_ref(s: S, dout: Any, seed: list, fdt: Any, dt: str) -> None:
+    """The sample's result against the entry's NumPy reference, where it has one: the same
+    arrays in, the same shape, dtype and values out (a reference independent of torch)."""
+    ref = s.setting("ref")
+    if ref is None or s.setting("compare") != "values":
+        return
+    nargs, nkw, _ = build_args(s, _NumPy, seed, fdt, is_torch=False)
+    want = flatten_out(ref(*nargs, **nkw))
+    got = flatten_out(dout)
+    assert len(got) == len(want), f"{s.name}: {len(got)} results where the NumPy reference gives {len(want)}"
+    rtol, atol = _tols(s, dt)
+    for d, w in zip(got, want):
+        w = np.asarray(w)
+        dv = _np(d, "dg") if isinstance(d, dg.Tensor) else np.asarray(d)
+        assert dv.shape == w.shape, f"{s.name}: shape {dv.shape} where the NumPy reference gives {w.shape}"
+        assert dv.dtype == w.dtype, f"{s.name}: dtype {dv.dtype} where the NumPy reference gives {w.dtype}"
+        if dv.dtype.kind == "f":
+            np.testing.assert_allclose(dv, w, rtol=rtol, atol=atol, equal_nan=True,
+                                       err_msg=f"{s.name}: against the NumPy reference")
+        else:
+            np.testing.assert_array_equal(dv, w, err_msg=f"{s.name}: against the NumPy reference")
+
+
 @pytest.mark.parametrize("s,dt", _cases())
 def test_row(torch64, s: S, dt: str) -> None:
     torch = torch64
@@ -123,6 +157,7 @@ def test_row(torch64, s: S, dt: str) -> None:
     tout = s.call(torch, *targs, **tkw)
     dout = s.call(dg, *dargs, **dkw)
     _compare(s, dout, tout, dt)
+    _compare_ref(s, dout, seed, fdt, dt)
     if not s.setting("grad") or not tleaves:
         return
     touts = [t for t in flatten_out(tout) if isinstance(t, torch.Tensor) and t.requires_grad]

@@ -244,6 +244,43 @@ def test_unsupported_operand_type(op, kind):
     assert type(BAD_OPERANDS[kind]).__name__ in message or "dtype" in message, message
 
 
+# torch 2.13 refuses these with a RuntimeError (tests/conformance samples the class against
+# torch); the message names the operation and the dtype it refused.
+NOT_FLOAT_OPS = {
+    "mean": lambda x: x.mean(), "dg.mean": lambda x: dg.mean(x, 0), "var": lambda x: x.var(),
+    "std": lambda x: dg.std(x, 0, keepdim=True), "var_mean": lambda x: dg.var_mean(x),
+    "std_mean": lambda x: dg.std_mean(x, correction=0), "nanmean": lambda x: x.nanmean(),
+    "nanmean(dtype=float64)": lambda x: dg.nanmean(x, dtype=dg.float64),
+}
+
+
+@pytest.mark.parametrize("dtype", ["int64", "bool"])
+@pytest.mark.parametrize("op", list(NOT_FLOAT_OPS))
+def test_float_only_reductions_refuse_an_integer_or_bool_tensor(op, dtype):
+    x = dg.tensor(np.array([[1, 0, 1], [0, 1, 1]]).astype(dtype))
+    with pytest.raises(RuntimeError) as info:
+        NOT_FLOAT_OPS[op](x)
+    message = str(info.value)
+    assert op.split("(")[0].removeprefix("dg.") in message and dtype in message, message
+
+
+def test_mean_with_a_float_dtype_takes_an_integer_tensor_and_refuses_an_integer_dtype():
+    x = dg.tensor([[1, 2], [3, 5]])
+    np.testing.assert_array_equal(x.mean(1, dtype=dg.float64).numpy(), [1.5, 4.0])
+    assert dg.mean(x, dtype=dg.float32).dtype == np.float32
+    with pytest.raises(RuntimeError, match="mean.*int32"):
+        dg.mean(dg.ones(3), dtype=dg.int32)
+
+
+@pytest.mark.parametrize("neg", [lambda x: -x, lambda x: x.neg(), lambda x: dg.negative(x),
+                                 lambda x: np.negative(x), lambda x: x.clone().neg_()],
+                         ids=["-x", "neg", "negative", "np.negative", "neg_"])
+def test_negation_of_a_bool_tensor(neg):
+    with pytest.raises(RuntimeError, match="neg.*bool tensor"):
+        neg(dg.tensor([True, False]))
+    np.testing.assert_array_equal(neg(dg.tensor([1, -2])).numpy(), [-1, 2])  # an int stays an int
+
+
 @pytest.mark.parametrize("data", ["abc", {"a": 1}, [1.0, "x"], object()], ids=["str", "dict", "mixed list", "object"])
 def test_tensor_of_unsupported_data(data):
     with pytest.raises(TypeError) as info:
