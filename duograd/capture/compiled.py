@@ -36,6 +36,7 @@ from .. import _context
 from .. import random as dg_random
 from .._context import Host
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
+from .instructions import Recapture
 from .lowering import Builder
 from .program import Program, _snapshot
 from . import trees
@@ -284,7 +285,10 @@ class Compiled:
                 return self._recheck(key, program, args, kwargs, leaves)
             if program.numbers is not None and not _same_numbers(program.numbers, leaves):
                 return self._verify(base, program, args, kwargs, leaves)
-            return program.run(leaves)
+            try:
+                return program.run(leaves)
+            except Recapture:  # (rolled back) a value-dependent shape changed: record again
+                del self.programs[key]
         result, program = self._record(args, kwargs, leaves, fixed)
         self._keep(base, program)
         return result

@@ -54,6 +54,8 @@ def _spec(x: Any, leaves: list, obj: Any, k: int, where: str) -> Any:
                             "signature; pass numbers as a numeric array or a Tensor")
         leaves.append(x)
         return ("A", x.shape, x.dtype.str, x.flags.c_contiguous)
+    if type(x) is slice and all(v is None or type(v) is int for v in (x.start, x.stop, x.step)):
+        return ("S", x.start, x.stop, x.step)  # (a slice is hashable from Python 3.12 on only)
     try:
         hash(x)
     except TypeError:
