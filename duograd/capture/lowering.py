@@ -55,7 +55,7 @@ class Builder:
         self.kernels: dict = {}          # op -> its replay kernel, for calls without keywords
         # in-place writes' stand-ins (the op read t's values through them): id -> t
         self.standins = {id(e.src): e.t for e in rec.log
-                         if type(e) is Write and e.inplace and e.src is not None}
+                         if type(e) is Write and e.src is not None}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
             if i in wrapped:  # an array argument, a Tensor while recording: read as the array
