@@ -425,12 +425,15 @@ def write_shape(t: Any, view: Any, op: Any, *, name: str) -> Tensor:
         raise RuntimeError(f"{name}: a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     new = None
-    if recording and t.requires_grad:
+    watched = _ctx.on_write  # (a dg.compile recording: the view must come from a primitive)
+    if (recording and t.requires_grad) or watched:
         src = _new(Tensor)
         src._data, src._grad, src._tangent, src._node = t._data, None, t._tangent, t._node
         new = op(src)
-    arr = view(t._data)
+    arr = new._data if watched else view(t._data)
     t._data = arr
+    if watched:  # a replay gives ``t`` the new view too, and reads it afterwards
+        _ctx.write(t, f"{name}()", src=src)
     node = new._node if new is not None and new.requires_grad else None
     w = _versions.bump(t._data, recorded=node is not None)
     if node is not None:

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from . import _tensor, elementwise as ew, indexing, ops
+from . import _context, _tensor, elementwise as ew, indexing, ops
 from ._tensor import Tensor, _as_tensor, _wrap
 from .shapes import dim_index
 from .tensor_api import _out
@@ -1449,7 +1449,6 @@ def is_anomaly_enabled() -> _bool:
     >>> dg.is_anomaly_enabled()
     False
     """
-    from . import _context  # noqa: PLC0415
     return bool(_STATE.get("anomaly", False) or getattr(_context, "anomaly", False))
 
 
@@ -1688,7 +1687,10 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     n = int(np.prod(shape))
-    if n == self._data.size:
+    if _context.on_write:  # a dg.compile recording: the new array from primitives, redone
+        self._data = _resized(self, shape, n)._data
+        _context.write(self, "resize_()")
+    elif n == self._data.size:
         self._data = self._data.reshape(shape)
     else:
         new = np.zeros(shape, self.dtype)
@@ -1699,6 +1701,17 @@ def resize_(self: Tensor, *sizes: Any, memory_format: Any = None) -> Tensor:
     from . import _versions  # noqa: PLC0415
     _versions.bump(self._data, recorded=False)
     return self
+
+
+def _resized(t: Tensor, shape: tuple, n: int) -> Tensor:
+    """``t``'s first ``n`` elements (row-major), zeros after them, in ``shape``."""
+    with _no_grad():
+        flat = ops.reshape_p(t, shape=(t._data.size,))
+        if n > flat.shape[0]:
+            flat = ops.concatenate_p(flat, _wrap(np.zeros(n - flat.shape[0], t.dtype)), axis=0)
+        elif n < flat.shape[0]:
+            flat = ops.getitem_p(flat, index=(slice(0, n),), basic=True)
+        return ops.reshape_p(flat, shape=shape)
 
 
 def resize_as_(self: Tensor, the_template: Tensor, *, memory_format: Any = None) -> Tensor:
@@ -1873,10 +1886,16 @@ def _is_set_to(self: Tensor, tensor: Tensor) -> _bool:
     return self._data is tensor._data or (self._data.__array_interface__ == tensor._data.__array_interface__)
 
 
+def _each(a: np.ndarray, each: Any) -> np.ndarray:
+    """``each`` of every element of ``a``, in ``a``'s dtype."""
+    return np.vectorize(each, otypes=[a.dtype])(a) if a.size else a.copy()
+
+
 def _apply_(self: Tensor, callable: Any) -> Tensor:  # noqa: A002
-    """Apply a Python function to each element in place (CPU only, no gradient), as torch's."""
+    """Apply a Python function to each element in place (CPU only, no gradient), as torch's.
+    A ``dg.compile`` replay calls it again on that call's values (a derived array)."""
     from .inplace import write  # noqa: PLC0415
-    vals = np.vectorize(callable, otypes=[self.dtype])(self._data) if self._data.size else self._data.copy()
+    vals = _tensor._derive(_each, self._data, each=callable)
     with _no_grad():
         return write(self, lambda t: _wrap(np.asarray(vals, self.dtype)), name="apply_")
 
@@ -1884,6 +1903,7 @@ def _apply_(self: Tensor, callable: Any) -> Tensor:  # noqa: A002
 def _map_(self: Tensor, tensor: Tensor, callable: Any) -> Tensor:  # noqa: A002
     """``self[i] = callable(self[i], tensor[i])`` in place (broadcasting ``tensor``), as torch's."""
     from .inplace import write  # noqa: PLC0415
+    _context.read(tensor, "Tensor.map_()")  # (a replay keeps the recorded values)
     other = np.broadcast_to(tensor._data, self.shape)
     vals = np.vectorize(callable, otypes=[self.dtype])(self._data, other) if self._data.size else self._data.copy()
     with _no_grad():
@@ -1892,6 +1912,7 @@ def _map_(self: Tensor, tensor: Tensor, callable: Any) -> Tensor:  # noqa: A002
 
 def _map2_(self: Tensor, x: Tensor, y: Tensor, callable: Any) -> Tensor:  # noqa: A002
     from .inplace import write  # noqa: PLC0415
+    _context.read(self, "Tensor.map2_()")  # (a replay keeps the recorded values)
     a, b = np.broadcast_to(x._data, self.shape), np.broadcast_to(y._data, self.shape)
     vals = np.vectorize(callable, otypes=[self.dtype])(self._data, a, b) if self._data.size else self._data.copy()
     with _no_grad():

@@ -41,6 +41,7 @@ from .rows.core import (  # noqa: F401
     cumsum_p, getitem_p, scatter_add_p, concatenate_p, clone_p, onehot_p, std_sqrt_p, matmul_p,
     linear_p,
     _expand, _mT, _selector)
+from .rows.indexing import nonzero_along_p
 
 # ====================================================================== the public functions
 
@@ -695,8 +696,8 @@ def getitem(x: Tensor, index: Any) -> Tensor:
     >>> z[0, :, [0, 1]].shape, z[dg.tensor([True, False])].shape
     ((3, 2), (1, 3, 4))
     """
-    parts = index if isinstance(index, tuple) else (index,)
-    parts = tuple(_index_part(i) for i in parts)
+    given = index if isinstance(index, tuple) else (index,)
+    parts = tuple(_index_part(i) for i in given)
     basic = all(isinstance(i, (int, np.integer, slice, type(None), type(Ellipsis)))
                 and not isinstance(i, bool) for i in parts)
     if not basic and any(_is_int(i) for i in parts) and \
@@ -704,10 +705,15 @@ def getitem(x: Tensor, index: Any) -> Tensor:
         first, then = _torch_order(parts)
         return getitem(getitem_p(x, index=first, basic=True), then)
     if not basic and any(isinstance(i, np.ndarray) and i.dtype == bool for i in parts):
-        # A boolean mask is the same selection as the integer arrays of its nonzeros.
+        # A boolean mask is the same selection as the integer arrays of its nonzeros, found
+        # by a primitive, so that a dg.compile replay finds them again from its values.
         expanded: list[Any] = []
-        for i in parts:
-            expanded.extend(np.nonzero(i) if isinstance(i, np.ndarray) and i.dtype == bool else (i,))
+        for i, g in zip(parts, given):
+            if isinstance(i, np.ndarray) and i.dtype == bool:
+                m = g if isinstance(g, Tensor) else _wrap(i)
+                expanded.extend(nonzero_along_p(m, axis=k)._data for k in range(i.ndim))
+            else:
+                expanded.append(i)
         parts = tuple(expanded)
     return getitem_p(x, index=parts, basic=basic)
 

@@ -171,6 +171,9 @@ class Primitive:
       differences of ``forward`` (False where ``forward`` is not the op's real work).
     - ``shape_only``: the result depends on the input's shape and dtype alone (the
       seed of ones), so a replay computes it once, at recording time.
+    - ``value_shape``: the result's shape depends on the input's values (``nonzero``,
+      ``unique``, ``bincount``), so a replay checks it and records again when it changes
+      (the kernels after it were recorded for the recorded shape).
     - ``batch``: the batching rule ``batch(args, dims, **kw) -> (out, out_dim)`` that
       ``func.vmap`` runs the op by: ``args`` the inputs with their batch dimension in
       (``dims[i]``, None for an input that is not batched), ``out`` the batched result and
@@ -183,14 +186,15 @@ class Primitive:
     """
 
     __slots__ = ("name", "forward", "vjp", "jvp", "differentiable", "replay", "view", "broadcast",
-                 "checkable", "shape_only", "promote", "batch", "_reads")
+                 "checkable", "shape_only", "value_shape", "promote", "batch", "_reads")
 
     def __init__(self, name: str, forward: Callable[..., np.ndarray],
                  vjp: Sequence[Callable] | None = None,
                  jvp: Sequence[Callable] | str | None = None, differentiable: bool = True, *,
                  replay: Callable[..., Any] | None = None, view: bool = False,
                  broadcast: bool = False, checkable: bool = True, shape_only: bool = False,
-                 promote: str | None = "auto", batch: Callable[..., Any] | None = None) -> None:
+                 value_shape: bool = False, promote: str | None = "auto",
+                 batch: Callable[..., Any] | None = None) -> None:
         self.name = name
         self.forward = forward
         self.vjp = tuple(vjp) if vjp is not None else None
@@ -201,6 +205,7 @@ class Primitive:
         self.broadcast = broadcast
         self.checkable = checkable
         self.shape_only = shape_only
+        self.value_shape = value_shape
         if promote == "auto":  # operands of an elementwise op (or a selector) share a dtype
             promote = "elementwise" if jvp == ELEMENTWISE or not differentiable else None
         self.promote = promote

@@ -33,9 +33,9 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _context
-from .. import random as dg_random
 from .._context import Host
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
+from .instructions import Recapture
 from .lowering import Builder
 from .program import Program, _snapshot
 from . import trees
@@ -182,17 +182,11 @@ def _state_of(program: Program, leaves: list) -> Any:
     host steps change (optimizer state), and the state of the generators it draws from."""
     tensors = [t for t, *_ in program.guards] + [x for x in leaves if isinstance(x, Tensor)]
     restore = _snapshot((tensors, *[a for args in program.hosts for a in args]))
-    gens = {}
-    for fn, args in program.draws:
-        owner = getattr(fn, "__self__", None)
-        near = list(vars(owner).values()) if hasattr(owner, "__dict__") else []
-        for g in (owner, *args, *near, dg_random.as_rng()):
-            if isinstance(g, np.random.Generator):
-                gens[id(g)] = (g, copy.deepcopy(g.bit_generator.state))
+    gens = [(g, copy.deepcopy(g.bit_generator.state)) for g in program.generators]
 
     def put_back() -> None:
         restore()
-        for g, state in gens.values():
+        for g, state in gens:
             g.bit_generator.state = state
     return put_back
 
@@ -284,7 +278,14 @@ class Compiled:
                 return self._recheck(key, program, args, kwargs, leaves)
             if program.numbers is not None and not _same_numbers(program.numbers, leaves):
                 return self._verify(base, program, args, kwargs, leaves)
-            return program.run(leaves)
+            gens = program.generators
+            states = [g.bit_generator.state for g in gens] if gens else None
+            try:
+                return program.run(leaves)
+            except Recapture:  # (rolled back) a value-dependent shape changed: record again,
+                for g, state in zip(gens, states or ()):  # from the generators' states before
+                    g.bit_generator.state = state
+                del self.programs[key]
         result, program = self._record(args, kwargs, leaves, fixed)
         self._keep(base, program)
         return result

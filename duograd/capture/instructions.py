@@ -9,7 +9,9 @@ error messages.
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
 
 # How the replay loop calls ``f`` (Program.run spells them as these literals):
 CALL1 = 0    # env[out] = f(env[a])
@@ -40,3 +42,27 @@ class Instr(NamedTuple):
 # ``new((kind, f, a, b, out, reads, label, role, op))``: an Instr made without the Python-level
 # ``__new__`` of a NamedTuple (a recording makes one per kernel; all nine fields given).
 new = functools.partial(tuple.__new__, Instr)
+
+
+class Recapture(Exception):
+    """A replay found that its program does not hold for this call: a result whose shape
+    depends on the values (``Primitive.value_shape``) came out another shape than
+    recorded. Raised before anything is written back; ``Compiled`` records the call again."""
+
+
+class ShapeChecked:
+    """A kernel whose result's shape may depend on its input's values (a ``value_shape``
+    primitive, a derive): the shape must be the recorded one (every kernel after it was
+    recorded for that shape), else ``Recapture``. ``f`` is the kernel it checks."""
+
+    __slots__ = ("f", "shape", "name")
+
+    def __init__(self, f: Callable, shape: tuple, name: str) -> None:
+        self.f, self.shape, self.name = f, shape, name
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        out = self.f(*args, **kw)
+        if np.shape(out) != self.shape:
+            raise Recapture(f"{self.name}: the values give shape {np.shape(out)}, the "
+                            f"recording {self.shape}")
+        return out

@@ -18,7 +18,7 @@ import numpy as np
 from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
 from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
 from ..autograd import WithConstant
-from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, new
+from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, ShapeChecked, new
 from .recording import Recorder, Write, warn_at_user_line
 from .refs import Arg, Argument, Dict, List, Made, Named, Object, Slot, Tuple, Value, leaf_key, slots_in
 
@@ -55,7 +55,7 @@ class Builder:
         self.kernels: dict = {}          # op -> its replay kernel, for calls without keywords
         # in-place writes' stand-ins (the op read t's values through them): id -> t
         self.standins = {id(e.src): e.t for e in rec.log
-                         if type(e) is Write and e.inplace and e.src is not None}
+                         if type(e) is Write and e.src is not None}
         for i, leaf in enumerate(leaves):
             s = self.new_slot()
             if i in wrapped:  # an array argument, a Tensor while recording: read as the array
@@ -184,6 +184,8 @@ class Builder:
         code, name = self.code, op.name
         if dyn:
             fwd, ins_t = op.forward, tuple(ins)
+            if op.value_shape:  # what follows holds for the recorded shape only
+                fwd = ShapeChecked(fwd, d.shape, name)
             build, reads = self.kw_builder(kw)
 
             if len(ins_t) == 1:
@@ -202,6 +204,8 @@ class Builder:
                 f = self.kernels.get(op)
                 if f is None:
                     f = self.kernels[op] = _kernel(op, kw)
+            if op.value_shape:
+                f = ShapeChecked(f, d.shape, name)
             if type(f) is WithConstant:  # a binary ufunc, its constant in a slot of its own
                 c = self.new_slot(xs[0]._data.dtype.type(f.value), const=True)
                 code.append(new((CALL2, f.ufunc, ins[0], c, o, ins, name, "kernel", op)))
@@ -239,6 +243,7 @@ class Builder:
         o = self.new_slot()
         self.by_array[id(e.out)] = o
         f = functools.partial(e.fn, **e.kw) if e.kw else e.fn
+        f = ShapeChecked(f, np.shape(e.out), "derive")  # (its shape may depend on the values)
         self.code.append(new((CALL1, f, s, None, o, [s], "derive", "kernel", None)))
 
     def draw(self, e: Draw) -> None:  # random numbers: drawn again by every replay, in order
@@ -391,6 +396,12 @@ class Builder:
         """A template of ``fn``'s result: Tensors become references to slots."""
         if isinstance(obj, Tensor):
             s = self.by_tensor.get(id(obj))
+            if s is None and id(obj) in self.rec.made:
+                # a tensor fn made from a derived array (``dg.tensor(x)`` of an argument):
+                # computed again by each replay, unless it is a constant
+                s = self.by_array.get(id(obj._data))
+                if s is not None and s in self.const:
+                    s = None
             if s is None:
                 return Object(obj)  # returned as it is (an argument's or a model's tensor)
             ref = self.objects.get(s)
@@ -399,8 +410,11 @@ class Builder:
             if id(obj) in self.rec.made and obj.requires_grad:  # a leaf fn made: its .grad too
                 self.objects.setdefault(s, Made(s, True))
             return Slot(s)
-        if isinstance(obj, tuple) and type(obj) is not tuple:  # a named tuple
+        if isinstance(obj, tuple) and hasattr(type(obj), "_fields"):  # a named tuple
             return Named(type(obj), tuple(self.output(v) for v in obj))
+        if isinstance(obj, tuple) and type(obj) is not tuple and \
+                not any(isinstance(v, Tensor) for v in obj):
+            return Value(obj)  # another tuple type of plain values (a shape: ``x.size()``)
         if isinstance(obj, list):
             return List([self.output(v) for v in obj])
         if isinstance(obj, tuple):

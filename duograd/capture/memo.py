@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .instructions import BUF1, BUF2, CALL1, CALL2, EFFECT
+from .instructions import BUF1, BUF2, CALL1, CALL2, EFFECT, ShapeChecked
 
 LIMIT = 64 * 1024  # sources larger than this are not compared (the comparison costs a copy)
 
@@ -87,6 +87,8 @@ def keepable(f: Any) -> bool:
     (True, False)
     """
     kw = {}
+    if type(f) is ShapeChecked:
+        f = f.f
     if isinstance(f, functools.partial):
         if f.args:
             return False

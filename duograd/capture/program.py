@@ -7,6 +7,9 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
+import numpy as np
+
+from .. import random as dg_random
 from .._tensor import Tensor, _wrap
 from .instructions import KERNELS
 from .refs import Arg, Argument, List, Made, Named, Object, Slot, Tuple, Value, slots_in
@@ -128,6 +131,19 @@ def _with_releases(code: list, instructions: list, template: Any) -> list:
     return [c + (tuple(d) if d else None,) for c, d in zip(code, dead)]
 
 
+def generators_of(draws: list) -> list:
+    """The NumPy generators the recorded draws ``(fn, args)`` draw from: the function's
+    owner, its arguments and attributes, and duograd's own generator."""
+    gens: dict = {}
+    for fn, args in draws:
+        owner = getattr(fn, "__self__", None)
+        near = list(vars(owner).values()) if hasattr(owner, "__dict__") else []
+        for g in (owner, *args, *near, dg_random.as_rng()):
+            if isinstance(g, np.random.Generator):
+                gens[id(g)] = g
+    return list(gens.values())
+
+
 class Program:
     """One recorded step, compiled: instructions over a list of slots. Every field is
     declared here: those of the draft (``lowering.Builder.build``), those ``Compiled``
@@ -151,6 +167,8 @@ class Program:
         self.attrs = draft["attrs"]    # (object, name, value): attributes the recording read
         self.hosts = draft["hosts"]
         self.draws = draft["draws"]
+        # the generators the draws move (put back when a replay is abandoned: Recapture)
+        self.generators: list = generators_of(self.draws)
         self.prints: list | None = None  # the recording's fingerprint, kept for recheck_every
         # what fn's code reads outside its arguments (capture.reads): (a dict, a closure
         # cell with name None, or an object read with getattr; name; value), compared by

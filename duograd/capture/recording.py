@@ -54,6 +54,8 @@ def _spec(x: Any, leaves: list, obj: Any, k: int, where: str) -> Any:
                             "signature; pass numbers as a numeric array or a Tensor")
         leaves.append(x)
         return ("A", x.shape, x.dtype.str, x.flags.c_contiguous)
+    if type(x) is slice and all(v is None or type(v) is int for v in (x.start, x.stop, x.step)):
+        return ("S", x.start, x.stop, x.step)  # (a slice is hashable from Python 3.12 on only)
     try:
         hash(x)
     except TypeError:
@@ -424,7 +426,7 @@ class Recorder(_context.listening_to):
                 "sees such values, so no replay could compute them again. Write with Tensor "
                 "operations (`p.data = (p - lr * p.grad).detach()`, in-place methods) or an "
                 "optimizer")
-        self.on_effect(Write(t, d, what, _user_line()))
+        self.on_effect(Write(t, d, what, _user_line(), src=src))
 
 
 def _checksum(d: np.ndarray) -> int:
@@ -445,7 +447,7 @@ class Write:
                  before: Any = None, src: Any = None) -> None:
         self.t, self.value, self.what, self.line = t, value, what, line
         # in place: value is a Tensor; before, t's values before (a tensor of the step);
-        # src, the stand-in the op read that shares t's array
+        # src, the stand-in the op read that shares t's array (also of a new view, write_shape)
         self.inplace, self.before, self.src = inplace, before, src
 
     def lower(self, b: Any) -> None:

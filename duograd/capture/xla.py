@@ -54,7 +54,7 @@ import numpy as np
 from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
 from .._tensor import Tensor, _Input, _wrap
 from .._versions import bump as _bump
-from .instructions import CALLN, EFFECT, new
+from .instructions import CALLN, EFFECT, Recapture, new
 from .lowering import Builder, slots_in
 from .program import Program
 from .recording import Recorder, Write
@@ -314,6 +314,9 @@ class XlaBuilder(Builder):
             self.values[o] = d
             self.const.add(o)
             return
+        if op.value_shape:
+            raise Unsupported(f"operation {op.name!r} (its result's shape depends on the values; "
+                              "XLA compiles for fixed shapes)")
         lower = lowering_of(op)
         if lower is None:
             raise Unsupported(f"operation {op.name!r} (no jax.numpy lowering)")
@@ -921,7 +924,10 @@ class XlaProgram(Program):
                 env[ins.out] = _jax.ShapeDtypeStruct(*self._host_shapes[ins.out])
                 continue
             out = f.f(env[f.a]) if f.kind == "host" else f.f()
-            env[ins.out] = np.asarray(out) if not isinstance(out, np.ndarray) else out
+            out = env[ins.out] = np.asarray(out) if not isinstance(out, np.ndarray) else out
+            if out.shape != self._host_shapes[ins.out][0]:  # (compiled for the recorded one)
+                raise Recapture(f"derive: the values give shape {out.shape}, the recording "
+                                f"{self._host_shapes[ins.out][0]}")
         for s, n, axis, name in [] if trial else self.index_checks:
             a = env[s]
             if a.size and (a.dtype.kind in "iu") and (a.max() >= n or a.min() < -n):

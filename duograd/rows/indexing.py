@@ -80,9 +80,16 @@ def _nonzero(x: np.ndarray) -> np.ndarray:
     return np.argwhere(x).astype(np.int64)
 
 
-# Which elements are nonzero: selectors (int64, never differentiated).
-flatnonzero_p = Primitive("flatnonzero", _flatnonzero, differentiable=False)
-nonzero_p = Primitive("nonzero", _nonzero, differentiable=False)
+def _nonzero_along(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.nonzero(x)[axis].astype(np.int64)
+
+
+# Which elements are nonzero: selectors (int64, never differentiated), their result's
+# length that of the values (a replay checks it). ``nonzero_along`` is one axis of the
+# indices (a bool mask in a subscript, as the integer arrays of its nonzeros).
+flatnonzero_p = Primitive("flatnonzero", _flatnonzero, differentiable=False, value_shape=True)
+nonzero_p = Primitive("nonzero", _nonzero, differentiable=False, value_shape=True)
+nonzero_along_p = Primitive("nonzero_along", _nonzero_along, differentiable=False, value_shape=True)
 # Where an index hits: 1 at every position a scatter along ``axis`` writes to.
 hit_p = Primitive("scatter_hit", lambda index, axis, shape, dtype: _scatter_add_along_fwd(
     np.ones(index.shape, dtype), index, axis, shape) > 0, differentiable=False)

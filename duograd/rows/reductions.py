@@ -225,4 +225,4 @@ def _unique(x: np.ndarray, which: str, axis: Any) -> np.ndarray:
     return counts.astype(np.int64)
 
 
-unique_p = Primitive("unique", _unique, differentiable=False)
+unique_p = Primitive("unique", _unique, differentiable=False, value_shape=True)

@@ -47,12 +47,14 @@ fmin_p = Primitive("fmin", np.fmin, vjp=(lambda g, out, x, y: where_p(_fmin_x(x,
                    jvp=ELEMENTWISE)
 
 
-bincount_p = _selector("bincount", lambda x, minlength: np.bincount(x, minlength=minlength))
+bincount_p = Primitive("bincount", lambda x, minlength: np.bincount(x, minlength=minlength),
+                       differentiable=False, value_shape=True)
 
 
 # the weights' dtype for both operands (a primitive promotes them); the counts read back as ints
-bincount_w_p = _selector("bincount_weighted", lambda x, w, minlength: np.bincount(
-    x.astype(np.int64), weights=w, minlength=minlength).astype(w.dtype))
+bincount_w_p = Primitive("bincount_weighted", lambda x, w, minlength: np.bincount(
+    x.astype(np.int64), weights=w, minlength=minlength).astype(w.dtype), differentiable=False,
+    value_shape=True)
 
 
 def _histc(x: np.ndarray, bins: int, lo: float, hi: float) -> np.ndarray:

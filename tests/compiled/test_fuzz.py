@@ -13,7 +13,8 @@ Nesterov, Adam, AdamW, RMSprop, with a scheduler), by ``p.data = ...`` or by an 
 ``sub_`` under ``no_grad`` in the step; in-place ops on an intermediate; ``t[...] = v`` into a
 tensor made in the step; an attribute read outside the arguments and changed between calls
 (a module's ``training`` read without calling it, a custom ``__call__``, a config object's
-attribute: ``_Knobs``).
+attribute: ``_Knobs``); a selection whose size depends on the values (``out[out > 0]``,
+``masked_select``).
 
 CI runs ``FUZZ_PROGRAMS`` programs (300); ``DUOGRAD_FUZZ=full`` (or
 ``python tests/compiled/test_fuzz.py --full``) runs 2,000 and prints the counts. The
@@ -96,6 +97,10 @@ def _program(seed: int) -> dict:
     # last call when that is call 1): see ``_Knobs``.
     prog["attr_use"] = str(r.choice(["none", "none"] + list(_Knobs.USES)))
     prog["attr_call"] = int(r.integers(1, CALLS))
+    # A selection whose size depends on the values (drawn last too): the elements of the
+    # op's result above zero, by a bool mask in a subscript or by masked_select; the count
+    # changes from call to call, so a replay must notice and record again.
+    prog["mask_use"] = str(r.choice(["none", "none", "getitem", "masked_select"]))
     return prog
 
 
@@ -249,6 +254,10 @@ def _world(prog: dict, out_shape: tuple):
         else:
             W.grad = None
         loss = (y * W).sum()
+        if prog["mask_use"] != "none" and out.ndim:
+            picked = out[out > 0] if prog["mask_use"] == "getitem" else \
+                dg.masked_select(out, out > 0)
+            loss = loss + (picked * picked).sum()
         if prog["create_graph"]:
             (gW,) = dg.autograd.grad(loss, [W], create_graph=True)
             loss = loss + (gW * gW).sum()
