@@ -16,9 +16,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import conv as _conv
-from .._tensor import Tensor, _as_tensor, _draw, tensor
+from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
 from ..autograd import no_grad as _no_grad
-from ..ops import minimum, where
+from ..ops import getitem_p, minimum, where
 
 __all__ = [
     "linear", "bilinear", "sigmoid", "tanh", "threshold", "threshold_", "hardshrink",
@@ -668,6 +668,23 @@ def _class_index(target: Any, fn: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def _margin_targets(target: np.ndarray, shape: tuple[int, int], name: str) -> np.ndarray:
+    """The class of each of the ``shape[0]`` rows (int64), checked against ``shape[1]`` classes."""
+    fn = name
+    (n, c), y = shape, _class_index(target, fn).reshape(-1)
+    if y.shape != (n,):
+        raise RuntimeError(f"{fn}: inconsistent target size: {y.shape} for input of size {shape}")
+    if y.size and (y.min() < 0 or y.max() >= c):
+        raise RuntimeError(f"{fn}: target out of range: classes are [0, {c})")
+    return y
+
+
+def _margin_others(target: np.ndarray, shape: tuple[int, int], dtype: Any, name: str) -> np.ndarray:
+    """1 for every class but each row's target, 0 at it, in ``dtype``."""
+    y = _margin_targets(target, shape, name)
+    return (np.arange(shape[1])[None, :] != y[:, None]).astype(dtype)
+
+
 def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,
                       size_average: Any = None, reduce: Any = None,
                       reduction: str = "mean") -> Tensor:
@@ -684,7 +701,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = _as_tensor(input)
-    y = _class_index(target, fn)
+    _class_index(target, fn)  # (the dtype checked first, as before)
     squeeze = x.ndim <= 1
     if x.ndim == 0:
         x = x.reshape(1, 1)
@@ -693,19 +710,16 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     elif x.ndim != 2:
         raise RuntimeError(f"{fn}: expected a 1-D or 2-D input, got shape {x.shape}")
     n, c = x.shape
-    y = y.reshape(-1)
-    if y.shape != (n,):
-        raise RuntimeError(f"{fn}: inconsistent target size: {y.shape} for input of size {x.shape}")
-    if y.size and (y.min() < 0 or y.max() >= c):
-        raise RuntimeError(f"{fn}: target out of range: classes are [0, {c})")
-    xy = x[np.arange(n), y].reshape(n, 1)
+    # Arrays derived from the targets (a dg.compile replay derives them from each call's):
+    # the class of each row, checked, and the mask of the other classes.
+    y = _derive(_margin_targets, target, shape=x.shape, name=fn)
+    xy = getitem_p(x, index=(np.arange(n), y), basic=False).reshape(n, 1)  # x[rows, y]
     terms = (margin - xy + x).clamp(min=0)
     if p == 2:
         terms = terms * terms
-    others = (np.arange(c)[None, :] != y[:, None]).astype(x.dtype)
-    terms = terms * others
+    terms = terms * _wrap(_derive(_margin_others, target, shape=x.shape, dtype=x.dtype, name=fn))
     if weight is not None:
-        terms = terms * _as_tensor(weight)[y].reshape(n, 1)
+        terms = terms * getitem_p(_as_tensor(weight), index=(y,), basic=False).reshape(n, 1)
     loss = terms.sum(dim=1) / c
     if squeeze and reduction == "none":
         loss = loss.reshape(())
@@ -853,7 +867,7 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool
     x, t = _floats("poisson_nll_loss", input, target)
     loss = x.exp() - t * x if log_input else x - t * (x + eps).log()
     if full:
-        big = t._data > 1
+        big = t > 1
         safe = where(big, t, 2.0)
         stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
         loss = loss + where(big, stirling, 0.0)
