@@ -1418,9 +1418,9 @@ def _reflect(coord: Tensor, lo: float, hi: float) -> Tensor:
     if span <= 0:
         return coord * 0.0
     c = (coord - lo).abs()
-    flips = np.floor(c._data / span)
-    extra = c - tensor(flips * span)
-    even = (flips % 2 == 0)
+    flips = (c.detach() / span).floor()  # (no gradient through the count of flips)
+    extra = c - flips * span
+    even = flips % 2 == 0
     return where(even, extra + lo, span - extra + lo)
 
 
@@ -1465,21 +1465,21 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     flat = x.reshape(n, c, h * w)
     batch = np.arange(n).reshape(n, 1, 1)
 
-    def at(yy: np.ndarray, xx: np.ndarray) -> Tensor:
+    # The integer positions are int64 Tensors (of primitives, without a gradient), so that
+    # a dg.compile replay computes them from each call's grid.
+    def at(yy: Tensor, xx: Tensor) -> Tensor:
         inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
-        pos = np.clip(yy, 0, h - 1) * w + np.clip(xx, 0, w - 1)       # (N, H', W')
-        vals = flat.permute(0, 2, 1)[batch, pos]                        # (N, H', W', C)
-        return vals * inside[..., None].astype(x.dtype)
+        pos = yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)               # (N, H', W')
+        vals = getitem_p(flat.permute(0, 2, 1), index=(batch, pos._data), basic=False)  # (N, H', W', C)
+        return vals * inside.unsqueeze(-1).to(x.dtype)
 
     if mode == "nearest":
-        xr = np.rint(ix._data).astype(np.int64)
-        yr = np.rint(iy._data).astype(np.int64)
-        out = at(yr, xr)
+        out = at(iy.detach().round().to(np.int64), ix.detach().round().to(np.int64))
     else:
-        x0 = np.floor(ix._data).astype(np.int64)
-        y0 = np.floor(iy._data).astype(np.int64)
-        wx1 = ix - tensor(x0.astype(x.dtype))
-        wy1 = iy - tensor(y0.astype(x.dtype))
+        x0 = ix.detach().floor().to(np.int64)
+        y0 = iy.detach().floor().to(np.int64)
+        wx1 = ix - x0.to(x.dtype)
+        wy1 = iy - y0.to(x.dtype)
         wx0, wy0 = 1 - wx1, 1 - wy1
         out = (at(y0, x0) * (wx0 * wy0).unsqueeze(-1) + at(y0, x0 + 1) * (wx1 * wy0).unsqueeze(-1)
                + at(y0 + 1, x0) * (wx0 * wy1).unsqueeze(-1) + at(y0 + 1, x0 + 1) * (wx1 * wy1).unsqueeze(-1))
