@@ -19,6 +19,8 @@ from .. import conv as _conv
 from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
 from ..autograd import no_grad as _no_grad
 from ..ops import getitem_p, minimum, where
+from ..rows.core import argmax_p
+from ..rows.indexing import gather_p
 
 __all__ = [
     "linear", "bilinear", "sigmoid", "tanh", "threshold", "threshold_", "hardshrink",
@@ -1530,6 +1532,32 @@ def _fractional_starts(n: int, k: int, o: int, u: np.ndarray) -> np.ndarray:
     return np.concatenate([starts, last], axis=-1)
 
 
+def _fractional_samples(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """One sample in [0, 1) per plane and axis, drawn from ``rng`` (in float64, as torch's)."""
+    return rng.random(shape).astype(dtype)
+
+
+def _fractional_positions(u: np.ndarray, spatial: tuple[int, ...], kernel: tuple[int, ...],
+                          outs: tuple[int, ...]) -> np.ndarray:
+    """The flat input position of each window element, (N, C, *outs, *kernel) int64, for the
+    samples ``u`` (N, C, d)."""
+    n, c, d = u.shape
+    # torch reads the samples (W, H) in 2-D and (T, H, W) in 3-D
+    order = [1, 0] if d == 2 else [0, 1, 2]
+    starts = [_fractional_starts(spatial[a], kernel[a], outs[a], u[..., order[a]]) for a in range(d)]
+    pos = np.zeros((n, c) + outs + kernel, np.int64)
+    for a in range(d):
+        st = starts[a]                                 # (n, c, o_a)
+        shape_o = [1] * d
+        shape_o[a] = outs[a]
+        shape_k = [1] * d
+        shape_k[a] = kernel[a]
+        idx = st.reshape((n, c) + tuple(shape_o) + (1,) * d) + np.arange(kernel[a]).reshape(
+            (1, 1) + (1,) * d + tuple(shape_k))
+        pos = pos * spatial[a] + idx
+    return pos
+
+
 def _fractional_max_pool(d: int, fn: str, input: Any, kernel_size: Any, output_size: Any,
                          output_ratio: Any, return_indices: bool, _random_samples: Any) -> Any:
     from ..random import as_rng
@@ -1554,40 +1582,31 @@ def _fractional_max_pool(d: int, fn: str, input: Any, kernel_size: Any, output_s
         if o + k - 1 > sz:
             raise RuntimeError(f"{fn}: output_size {outs} + kernel_size {kernel} - 1 is too large "
                                f"for the input size {tuple(spatial)}")
-    if _random_samples is None:
-        u = as_rng(None).random((n, c, d)).astype(x.dtype)
+    if _random_samples is None:  # (drawn again, from the same generator, by a dg.compile replay)
+        u = _draw(_fractional_samples, as_rng(None), (n, c, d), x.dtype)
     else:
-        u = np.asarray(_random_samples._data if isinstance(_random_samples, Tensor) else _random_samples)
+        u = _random_samples if isinstance(_random_samples, Tensor) else np.asarray(_random_samples)
         if u.dtype != x.dtype:
             raise RuntimeError("Expect _random_samples to have the same dtype as input")
-        if u.shape != (n, c, d):
-            raise RuntimeError(f"{fn}: _random_samples must have shape {(n, c, d)}, got {u.shape}")
-    # torch reads the samples (W, H) in 2-D and (T, H, W) in 3-D
-    order = [1, 0] if d == 2 else [0, 1, 2]
-    starts = [_fractional_starts(spatial[a], kernel[a], outs[a], u[..., order[a]]) for a in range(d)]
+        if tuple(u.shape) != (n, c, d):
+            raise RuntimeError(f"{fn}: _random_samples must have shape {(n, c, d)}, got "
+                               f"{tuple(u.shape)}")
+    # Each window element's flat input position, derived from the samples (a replay
+    # derives it from each call's samples).
+    pos = _derive(_fractional_positions, u, spatial=tuple(spatial), kernel=tuple(kernel),
+                  outs=outs)
     flat = x.reshape(n, c, -1)
-    pos = np.zeros((n, c) + outs + kernel, np.int64)
-    for a in range(d):
-        st = starts[a]                                 # (n, c, o_a)
-        shape_o = [1] * d
-        shape_o[a] = outs[a]
-        shape_k = [1] * d
-        shape_k[a] = kernel[a]
-        idx = st.reshape((n, c) + tuple(shape_o) + (1,) * d) + np.arange(kernel[a]).reshape(
-            (1, 1) + (1,) * d + tuple(shape_k))
-        pos = pos * spatial[a] + idx
     nn_ = np.arange(n).reshape((n,) + (1,) * (1 + 2 * d))
     cc = np.arange(c).reshape((1, c) + (1,) * (2 * d))
-    windows = flat[nn_, cc, pos].reshape((n, c) + outs + (-1,))
+    windows = getitem_p(flat, index=(nn_, cc, pos), basic=False).reshape((n, c) + outs + (-1,))
     out = windows.amax(dim=-1)
     if unbatched:
         out = out.squeeze(0)
     if not return_indices:
         return out
-    arg = np.argmax(windows._data, axis=-1)
-    index = np.take_along_axis(pos.reshape((n, c) + outs + (-1,)), arg[..., None], axis=-1)[..., 0]
-    index = tensor(index[0] if unbatched else index)
-    return out, index
+    arg = argmax_p(windows, axis=-1).unsqueeze(-1)  # the first maximum of each window
+    index = gather_p(_wrap(pos).reshape((n, c) + outs + (-1,)), arg, axis=-1).squeeze(-1)
+    return out, index.squeeze(0) if unbatched else index
 
 
 def fractional_max_pool2d(input: Any, kernel_size: Any, output_size: Any = None,
