@@ -20,11 +20,9 @@ import numpy as np
 
 from ..ops import _mT as _swap_last, concatenate, linear_p, softmax, transpose_p
 from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap
+from ..random import as_rng
 
 __all__ = ["multi_head_attention_forward"]
-
-_RNG = np.random.default_rng()  # the dropout masks of the functional form
-
 
 def _keep_mask(rng: np.random.Generator, p: float, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     keep = rng.random(shape) >= p
@@ -301,7 +299,7 @@ def multi_head_attention_forward(query: Any, key: Any, value: Any, embed_dim_to_
                 None if in_proj_bias is None else _as_tensor(in_proj_bias))
     return _run(query, key, value, False, int(embed_dim_to_check), int(num_heads), proj,
                 bias_k, bias_v, bool(add_zero_attn), float(dropout_p) if training else 0.0,
-                _RNG, _as_tensor(out_proj_weight),
+                as_rng(None), _as_tensor(out_proj_weight),  # (dropout: the default generator, as torch's)
                 None if out_proj_bias is None else _as_tensor(out_proj_bias), key_padding_mask,
                 need_weights, attn_mask, average_attn_weights, is_causal, name)
 
