@@ -604,7 +604,7 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        pos = target._data > 0
+        pos = target > 0
         safe = where(pos, target, 1.0)
         loss = where(pos, target * safe.log(), 0.0) - target * input
     if reduction == "batchmean":

@@ -829,3 +829,13 @@ def test_a_function_in_a_dict_entry_is_scanned():
     def swap():
         table["fn"] = lambda y: y * 4.0
     _check(step, X3, [shift, swap])
+
+
+def test_kl_div_where_the_zeros_of_the_target_move_is_the_eager_call():
+    # the target's zeros (a term of 0 there) are a comparison primitive, not a recorded mask
+    fast = dg.compile(lambda x, t: F.kl_div(x, t, reduction="none"))
+    x = dg.tensor([-1.0, -2.0, -0.5])
+    fast(x, dg.tensor([0.5, 0.0, 0.5]))
+    t = dg.tensor([0.0, 0.5, 0.5])
+    _same(_np(fast(x, t)), _np(F.kl_div(x, t, reduction="none")))
+    assert _np(fast(x, t))[0] == 0.0
