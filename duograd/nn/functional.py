@@ -18,6 +18,7 @@ from ..ops import _log_softmax, _mT as _swap_last, getitem_p, log_softmax, matmu
 from .._tensor import Tensor, _as_tensor, _derive, _wrap, tensor
 from ..shapes import dim_index
 from ..autograd import no_grad as _no_grad
+from ..random import as_rng
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
            # layers branch: losses and normalisations
@@ -898,18 +899,23 @@ def group_norm(input: Tensor, num_groups: int, weight: Any = None, bias: Any = N
 
 # ---------------------------------------------------------------- attention: the functions of its layers
 
-_RNG = np.random.default_rng()  # the dropout masks of the functional form
-
-
-def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | Tensor:
-    """A bool mask as an additive float mask (0 or -inf); a float mask as it is."""
-    if isinstance(mask, Tensor) and np.dtype(mask.dtype).kind == "f":
-        return mask
-    arr = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+def _additive(mask: np.ndarray, dtype: Any, allowed_when_true: bool) -> np.ndarray:
+    """A bool mask as an additive float one (0 or -inf); another mask cast to ``dtype``."""
+    arr = np.asarray(mask)
     if arr.dtype == np.bool_:
         blocked = ~arr if allowed_when_true else arr
         return np.where(blocked, -np.inf, 0.0).astype(dtype)
     return arr.astype(dtype)
+
+
+def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | Tensor:
+    """A bool mask as an additive float mask (0 or -inf); a float mask as it is. A Tensor's
+    is derived from it (a dg.compile replay derives it from each call's mask)."""
+    if isinstance(mask, Tensor):
+        if np.dtype(mask.dtype).kind == "f":
+            return mask
+        return _wrap(_derive(_additive, mask, dtype=dtype, allowed_when_true=allowed_when_true))
+    return _additive(mask, dtype, allowed_when_true)
 
 
 
@@ -962,7 +968,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if attn_mask is not None:
         scores = scores + _float_mask(attn_mask, q.dtype, allowed_when_true=True)
     weights = softmax(scores, axis=-1)
-    weights = _dropout(weights, float(dropout_p), _RNG)
+    weights = _dropout(weights, float(dropout_p), as_rng(None))  # (the default generator, as torch's)
     return weights @ v
 
 # Activations (branch elementwise): defined in _activations.py (their modules: activation.py).
