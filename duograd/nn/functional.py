@@ -226,10 +226,11 @@ def _is_batched(x: Any) -> bool:
     return type(x).__name__ == "BatchedTensor"  # duograd.batching's, inside func.vmap
 
 
-def _counted_weights(target: Any, t: _Targets, weight: Tensor) -> Tensor:
+def _counted_weights(target: Any, t: _Targets, weight: Tensor, idx: Any = None) -> Tensor:
     """Each flattened target's class weight, 0 where ignored (of primitives on the weights,
-    indexed by arrays derived from the targets)."""
-    idx = _derive(_safe_flat_index, target, t=t)
+    indexed by arrays derived from the targets; ``idx``: ``_safe_flat_index``'s, if derived)."""
+    if idx is None:
+        idx = _derive(_safe_flat_index, target, t=t)
     return where(_derive(_kept, target, t=t), getitem_p(weight, index=(idx,), basic=False), 0.0)
 
 
@@ -243,7 +244,7 @@ def _nll(logp: Tensor, target: Any, t: _Targets, weight: Tensor | None, reductio
     flat = _classes_last(logp)
     picked = getitem_p(flat, index=(np.arange(flat.shape[0]), idx), basic=False)  # flat[rows, idx]
     if weight is not None:  # the factors from the weights, of primitives
-        w = _counted_weights(target, t, weight)
+        w = _counted_weights(target, t, weight, idx)
         if reduction == "none":
             return (picked * -w).reshape(t.shape)
         if reduction == "sum":
