@@ -16,9 +16,11 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from .. import conv as _conv
-from .._tensor import Tensor, _as_tensor, _draw, tensor
+from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap, tensor
 from ..autograd import no_grad as _no_grad
-from ..ops import minimum, where
+from ..ops import getitem_p, minimum, where
+from ..rows.core import argmax_p
+from ..rows.indexing import gather_p
 
 __all__ = [
     "linear", "bilinear", "sigmoid", "tanh", "threshold", "threshold_", "hardshrink",
@@ -668,6 +670,23 @@ def _class_index(target: Any, fn: str) -> np.ndarray:
     return arr.astype(np.int64)
 
 
+def _margin_targets(target: np.ndarray, shape: tuple[int, int], name: str) -> np.ndarray:
+    """The class of each of the ``shape[0]`` rows (int64), checked against ``shape[1]`` classes."""
+    fn = name
+    (n, c), y = shape, _class_index(target, fn).reshape(-1)
+    if y.shape != (n,):
+        raise RuntimeError(f"{fn}: inconsistent target size: {y.shape} for input of size {shape}")
+    if y.size and (y.min() < 0 or y.max() >= c):
+        raise RuntimeError(f"{fn}: target out of range: classes are [0, {c})")
+    return y
+
+
+def _margin_others(target: np.ndarray, shape: tuple[int, int], dtype: Any, name: str) -> np.ndarray:
+    """1 for every class but each row's target, 0 at it, in ``dtype``."""
+    y = _margin_targets(target, shape, name)
+    return (np.arange(shape[1])[None, :] != y[:, None]).astype(dtype)
+
+
 def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, weight: Any = None,
                       size_average: Any = None, reduce: Any = None,
                       reduction: str = "mean") -> Tensor:
@@ -684,7 +703,7 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     x = _as_tensor(input)
-    y = _class_index(target, fn)
+    _class_index(target, fn)  # (the dtype checked first, as before)
     squeeze = x.ndim <= 1
     if x.ndim == 0:
         x = x.reshape(1, 1)
@@ -693,19 +712,16 @@ def multi_margin_loss(input: Any, target: Any, p: int = 1, margin: float = 1.0, 
     elif x.ndim != 2:
         raise RuntimeError(f"{fn}: expected a 1-D or 2-D input, got shape {x.shape}")
     n, c = x.shape
-    y = y.reshape(-1)
-    if y.shape != (n,):
-        raise RuntimeError(f"{fn}: inconsistent target size: {y.shape} for input of size {x.shape}")
-    if y.size and (y.min() < 0 or y.max() >= c):
-        raise RuntimeError(f"{fn}: target out of range: classes are [0, {c})")
-    xy = x[np.arange(n), y].reshape(n, 1)
+    # Arrays derived from the targets (a dg.compile replay derives them from each call's):
+    # the class of each row, checked, and the mask of the other classes.
+    y = _derive(_margin_targets, target, shape=x.shape, name=fn)
+    xy = getitem_p(x, index=(np.arange(n), y), basic=False).reshape(n, 1)  # x[rows, y]
     terms = (margin - xy + x).clamp(min=0)
     if p == 2:
         terms = terms * terms
-    others = (np.arange(c)[None, :] != y[:, None]).astype(x.dtype)
-    terms = terms * others
+    terms = terms * _wrap(_derive(_margin_others, target, shape=x.shape, dtype=x.dtype, name=fn))
     if weight is not None:
-        terms = terms * _as_tensor(weight)[y].reshape(n, 1)
+        terms = terms * getitem_p(_as_tensor(weight), index=(y,), basic=False).reshape(n, 1)
     loss = terms.sum(dim=1) / c
     if squeeze and reduction == "none":
         loss = loss.reshape(())
@@ -853,7 +869,7 @@ def poisson_nll_loss(input: Any, target: Any, log_input: bool = True, full: bool
     x, t = _floats("poisson_nll_loss", input, target)
     loss = x.exp() - t * x if log_input else x - t * (x + eps).log()
     if full:
-        big = t._data > 1
+        big = t > 1
         safe = where(big, t, 2.0)
         stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
         loss = loss + where(big, stirling, 0.0)
@@ -1404,9 +1420,9 @@ def _reflect(coord: Tensor, lo: float, hi: float) -> Tensor:
     if span <= 0:
         return coord * 0.0
     c = (coord - lo).abs()
-    flips = np.floor(c._data / span)
-    extra = c - tensor(flips * span)
-    even = (flips % 2 == 0)
+    flips = (c.detach() / span).floor()  # (no gradient through the count of flips)
+    extra = c - flips * span
+    even = flips % 2 == 0
     return where(even, extra + lo, span - extra + lo)
 
 
@@ -1451,21 +1467,21 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     flat = x.reshape(n, c, h * w)
     batch = np.arange(n).reshape(n, 1, 1)
 
-    def at(yy: np.ndarray, xx: np.ndarray) -> Tensor:
+    # The integer positions are int64 Tensors (of primitives, without a gradient), so that
+    # a dg.compile replay computes them from each call's grid.
+    def at(yy: Tensor, xx: Tensor) -> Tensor:
         inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
-        pos = np.clip(yy, 0, h - 1) * w + np.clip(xx, 0, w - 1)       # (N, H', W')
-        vals = flat.permute(0, 2, 1)[batch, pos]                        # (N, H', W', C)
-        return vals * inside[..., None].astype(x.dtype)
+        pos = yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)               # (N, H', W')
+        vals = getitem_p(flat.permute(0, 2, 1), index=(batch, pos._data), basic=False)  # (N, H', W', C)
+        return vals * inside.unsqueeze(-1).to(x.dtype)
 
     if mode == "nearest":
-        xr = np.rint(ix._data).astype(np.int64)
-        yr = np.rint(iy._data).astype(np.int64)
-        out = at(yr, xr)
+        out = at(iy.detach().round().to(np.int64), ix.detach().round().to(np.int64))
     else:
-        x0 = np.floor(ix._data).astype(np.int64)
-        y0 = np.floor(iy._data).astype(np.int64)
-        wx1 = ix - tensor(x0.astype(x.dtype))
-        wy1 = iy - tensor(y0.astype(x.dtype))
+        x0 = ix.detach().floor().to(np.int64)
+        y0 = iy.detach().floor().to(np.int64)
+        wx1 = ix - x0.to(x.dtype)
+        wy1 = iy - y0.to(x.dtype)
         wx0, wy0 = 1 - wx1, 1 - wy1
         out = (at(y0, x0) * (wx0 * wy0).unsqueeze(-1) + at(y0, x0 + 1) * (wx1 * wy0).unsqueeze(-1)
                + at(y0 + 1, x0) * (wx0 * wy1).unsqueeze(-1) + at(y0 + 1, x0 + 1) * (wx1 * wy1).unsqueeze(-1))
@@ -1516,6 +1532,32 @@ def _fractional_starts(n: int, k: int, o: int, u: np.ndarray) -> np.ndarray:
     return np.concatenate([starts, last], axis=-1)
 
 
+def _fractional_samples(rng: np.random.Generator, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """One sample in [0, 1) per plane and axis, drawn from ``rng`` (in float64, as torch's)."""
+    return rng.random(shape).astype(dtype)
+
+
+def _fractional_positions(u: np.ndarray, spatial: tuple[int, ...], kernel: tuple[int, ...],
+                          outs: tuple[int, ...]) -> np.ndarray:
+    """The flat input position of each window element, (N, C, *outs, *kernel) int64, for the
+    samples ``u`` (N, C, d)."""
+    n, c, d = u.shape
+    # torch reads the samples (W, H) in 2-D and (T, H, W) in 3-D
+    order = [1, 0] if d == 2 else [0, 1, 2]
+    starts = [_fractional_starts(spatial[a], kernel[a], outs[a], u[..., order[a]]) for a in range(d)]
+    pos = np.zeros((n, c) + outs + kernel, np.int64)
+    for a in range(d):
+        st = starts[a]                                 # (n, c, o_a)
+        shape_o = [1] * d
+        shape_o[a] = outs[a]
+        shape_k = [1] * d
+        shape_k[a] = kernel[a]
+        idx = st.reshape((n, c) + tuple(shape_o) + (1,) * d) + np.arange(kernel[a]).reshape(
+            (1, 1) + (1,) * d + tuple(shape_k))
+        pos = pos * spatial[a] + idx
+    return pos
+
+
 def _fractional_max_pool(d: int, fn: str, input: Any, kernel_size: Any, output_size: Any,
                          output_ratio: Any, return_indices: bool, _random_samples: Any) -> Any:
     from ..random import as_rng
@@ -1540,40 +1582,31 @@ def _fractional_max_pool(d: int, fn: str, input: Any, kernel_size: Any, output_s
         if o + k - 1 > sz:
             raise RuntimeError(f"{fn}: output_size {outs} + kernel_size {kernel} - 1 is too large "
                                f"for the input size {tuple(spatial)}")
-    if _random_samples is None:
-        u = as_rng(None).random((n, c, d)).astype(x.dtype)
+    if _random_samples is None:  # (drawn again, from the same generator, by a dg.compile replay)
+        u = _draw(_fractional_samples, as_rng(None), (n, c, d), x.dtype)
     else:
-        u = np.asarray(_random_samples._data if isinstance(_random_samples, Tensor) else _random_samples)
+        u = _random_samples if isinstance(_random_samples, Tensor) else np.asarray(_random_samples)
         if u.dtype != x.dtype:
             raise RuntimeError("Expect _random_samples to have the same dtype as input")
-        if u.shape != (n, c, d):
-            raise RuntimeError(f"{fn}: _random_samples must have shape {(n, c, d)}, got {u.shape}")
-    # torch reads the samples (W, H) in 2-D and (T, H, W) in 3-D
-    order = [1, 0] if d == 2 else [0, 1, 2]
-    starts = [_fractional_starts(spatial[a], kernel[a], outs[a], u[..., order[a]]) for a in range(d)]
+        if tuple(u.shape) != (n, c, d):
+            raise RuntimeError(f"{fn}: _random_samples must have shape {(n, c, d)}, got "
+                               f"{tuple(u.shape)}")
+    # Each window element's flat input position, derived from the samples (a replay
+    # derives it from each call's samples).
+    pos = _derive(_fractional_positions, u, spatial=tuple(spatial), kernel=tuple(kernel),
+                  outs=outs)
     flat = x.reshape(n, c, -1)
-    pos = np.zeros((n, c) + outs + kernel, np.int64)
-    for a in range(d):
-        st = starts[a]                                 # (n, c, o_a)
-        shape_o = [1] * d
-        shape_o[a] = outs[a]
-        shape_k = [1] * d
-        shape_k[a] = kernel[a]
-        idx = st.reshape((n, c) + tuple(shape_o) + (1,) * d) + np.arange(kernel[a]).reshape(
-            (1, 1) + (1,) * d + tuple(shape_k))
-        pos = pos * spatial[a] + idx
     nn_ = np.arange(n).reshape((n,) + (1,) * (1 + 2 * d))
     cc = np.arange(c).reshape((1, c) + (1,) * (2 * d))
-    windows = flat[nn_, cc, pos].reshape((n, c) + outs + (-1,))
+    windows = getitem_p(flat, index=(nn_, cc, pos), basic=False).reshape((n, c) + outs + (-1,))
     out = windows.amax(dim=-1)
     if unbatched:
         out = out.squeeze(0)
     if not return_indices:
         return out
-    arg = np.argmax(windows._data, axis=-1)
-    index = np.take_along_axis(pos.reshape((n, c) + outs + (-1,)), arg[..., None], axis=-1)[..., 0]
-    index = tensor(index[0] if unbatched else index)
-    return out, index
+    arg = argmax_p(windows, axis=-1).unsqueeze(-1)  # the first maximum of each window
+    index = gather_p(_wrap(pos).reshape((n, c) + outs + (-1,)), arg, axis=-1).squeeze(-1)
+    return out, index.squeeze(0) if unbatched else index
 
 
 def fractional_max_pool2d(input: Any, kernel_size: Any, output_size: Any = None,

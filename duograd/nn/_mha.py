@@ -19,12 +19,10 @@ from typing import Any
 import numpy as np
 
 from ..ops import _mT as _swap_last, concatenate, linear_p, softmax, transpose_p
-from .._tensor import Tensor, _as_tensor, _draw
+from .._tensor import Tensor, _as_tensor, _derive, _draw, _wrap
+from ..random import as_rng
 
 __all__ = ["multi_head_attention_forward"]
-
-_RNG = np.random.default_rng()  # the dropout masks of the functional form
-
 
 def _keep_mask(rng: np.random.Generator, p: float, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     keep = rng.random(shape) >= p
@@ -40,6 +38,11 @@ def _dropout(x: Tensor, p: float, rng: np.random.Generator) -> Tensor:
     return x * _draw(_keep_mask, rng, p, x.shape, x.dtype)
 
 
+def _bool_additive(mask: np.ndarray, dtype: Any) -> np.ndarray:
+    """A bool mask (True: may NOT attend) as an additive one: -inf where True, else 0."""
+    return np.where(mask, -np.inf, 0.0).astype(dtype)
+
+
 def _additive_mask(mask: Any, dtype: Any, name: str) -> Any:
     """A ``MultiheadAttention`` mask as an additive one (torch's ``_canonical_mask``): a
     bool mask (True: may NOT attend) becomes -inf/0 of ``dtype``; a float mask (array or
@@ -50,11 +53,13 @@ def _additive_mask(mask: Any, dtype: Any, name: str) -> Any:
         kind = np.dtype(mask.dtype).kind
         if kind == "f":
             return mask if mask.dtype == dtype else mask.to(dtype)
+        if kind == "b":  # (derived from the mask: a dg.compile replay derives it from each call's)
+            return _wrap(_derive(_bool_additive, mask, dtype=dtype))
         arr = mask._data
     else:
         arr = np.asarray(mask)
     if arr.dtype == np.bool_:
-        return np.where(arr, -np.inf, 0.0).astype(dtype)
+        return _bool_additive(arr, dtype)
     if arr.dtype.kind != "f":
         raise AssertionError(f"MultiheadAttention: only bool and floating types of {name} are "
                              f"supported, got {arr.dtype}")
@@ -294,7 +299,7 @@ def multi_head_attention_forward(query: Any, key: Any, value: Any, embed_dim_to_
                 None if in_proj_bias is None else _as_tensor(in_proj_bias))
     return _run(query, key, value, False, int(embed_dim_to_check), int(num_heads), proj,
                 bias_k, bias_v, bool(add_zero_attn), float(dropout_p) if training else 0.0,
-                _RNG, _as_tensor(out_proj_weight),
+                as_rng(None), _as_tensor(out_proj_weight),  # (dropout: the default generator, as torch's)
                 None if out_proj_bias is None else _as_tensor(out_proj_bias), key_padding_mask,
                 need_weights, attn_mask, average_attn_weights, is_causal, name)
 

@@ -18,6 +18,7 @@ from ..ops import _log_softmax, _mT as _swap_last, getitem_p, log_softmax, matmu
 from .._tensor import Tensor, _as_tensor, _derive, _wrap, tensor
 from ..shapes import dim_index
 from ..autograd import no_grad as _no_grad
+from ..random import as_rng
 
 __all__ = ["softmax", "log_softmax", "cross_entropy", "mse_loss", "hinge_loss",
            # layers branch: losses and normalisations
@@ -62,17 +63,15 @@ class _Targets(NamedTuple):
     ignore_index: int
     name: str                    # the loss, for errors
     ishape: tuple[int, ...]      # the input's shape, for errors
-    weight: np.ndarray | None    # one weight per class, or None
     dtype: np.dtype              # of the weights and scales: the log-probabilities' dtype
     mean: bool                   # reduction "mean": scales divided by the total weight
 
 
-def _targets_of(layout: tuple[int, tuple[int, ...]], logp: Tensor, weight: Any,
-                ignore_index: int, reduction: str, fn: str) -> _Targets:
+def _targets_of(layout: tuple[int, tuple[int, ...]], logp: Tensor, ignore_index: int,
+                reduction: str, fn: str) -> _Targets:
     """The plan of a loss on log-probabilities ``logp`` of ``layout`` (``_class_layout``)."""
     c, tshape = layout
-    return _Targets(tshape, c, ignore_index, fn, logp.shape, _weight_array(weight, c, fn),
-                    logp.dtype, reduction == "mean")
+    return _Targets(tshape, c, ignore_index, fn, logp.shape, logp.dtype, reduction == "mean")
 
 
 def _class_targets(targets: Any, t: _Targets) -> tuple[np.ndarray, bool]:
@@ -112,14 +111,15 @@ def _safe_flat_index(targets: Any, t: _Targets) -> np.ndarray:
     return np.where(arr == t.ignore_index, 0, arr).astype(np.intp)
 
 
+def _kept(targets: Any, t: _Targets) -> np.ndarray:
+    """Whether each flattened target counts (is not ``ignore_index``). (The targets are
+    checked by ``_safe_flat_index``, which every caller derives first.)"""
+    return _values(targets).reshape(-1).astype(np.int64, copy=False) != t.ignore_index
+
+
 def _target_weights(targets: Any, t: _Targets) -> np.ndarray:
-    """Each flattened target's class weight (1 without ``weight``), 0 where ignored. (The
-    targets are checked by ``_safe_flat_index``, which every caller derives first.)"""
-    arr = _values(targets).reshape(-1).astype(np.int64, copy=False)
-    keep = arr != t.ignore_index
-    if t.weight is None:
-        return keep.astype(t.dtype)
-    return np.where(keep, np.asarray(t.weight, t.dtype)[np.where(keep, arr, 0)], 0).astype(t.dtype)
+    """Each flattened target's weight without class weights: 1, or 0 where ignored."""
+    return _kept(targets, t).astype(t.dtype)
 
 
 def _target_scale(targets: Any, t: _Targets) -> np.ndarray:
@@ -127,10 +127,9 @@ def _target_scale(targets: Any, t: _Targets) -> np.ndarray:
     total weight for a mean (0 where ignored; all 0 when nothing counts)."""
     w = _target_weights(targets, t)
     if t.mean:
-        # Without weights w holds 0s and 1s: a count is their sum, in any float dtype below
-        # 2**24 (float16 sums in float32), and much cheaper (this runs every step).
-        total = (w.dtype.type(np.count_nonzero(w)) if t.weight is None and w.size < 1 << 24
-                 else w.sum())
+        # w holds 0s and 1s: a count is their sum, in any float dtype below 2**24 (float16
+        # sums in float32), and much cheaper (this runs every step).
+        total = w.dtype.type(np.count_nonzero(w)) if w.size < 1 << 24 else w.sum()
         if total != 0:
             return np.divide(w, -total, out=w)  # -(w / total), exactly: one pass, not two
     return np.negative(w, out=w)
@@ -148,11 +147,8 @@ def _mean_divisor(targets: Any, t: _Targets) -> np.ndarray:
 
 def _mean_addend(targets: Any, t: _Targets) -> np.ndarray:
     """0, or nan when nothing counts (see ``_mean_divisor``)."""
-    if t.weight is None:  # (the common case: one comparison, no weights array)
-        counted = np.count_nonzero(_values(targets) != t.ignore_index)
-        return np.array(0 if counted else np.nan, dtype=t.dtype)
-    total = _target_weights(targets, t).sum()
-    return np.array(0 if total != 0 else np.nan, dtype=t.dtype)
+    counted = np.count_nonzero(_values(targets) != t.ignore_index)
+    return np.array(0 if counted else np.nan, dtype=t.dtype)
 
 
 def _weighted_mean(s: Tensor, target: Any, t: _Targets) -> Tensor:
@@ -179,31 +175,36 @@ def _class_layout(x: Tensor, fn: str) -> tuple[int, tuple[int, ...]]:
     return shape[1], (shape[0],) + shape[2:]
 
 
-def _weight_array(weight: Any, c: int, fn: str) -> np.ndarray | None:
+def _class_weights(weight: Any, c: int, dtype: Any, fn: str) -> Tensor | None:
+    """The class weights as a Tensor of ``dtype`` (the log-probabilities'), never
+    differentiated (as torch's), or None: a Tensor stays one, so that a dg.compile replay
+    reads each call's weights."""
     if weight is None:
         return None
-    w = _values(weight)
+    w = weight.detach() if isinstance(weight, Tensor) else tensor(_values(weight))
     if w.shape != (c,):
         raise RuntimeError(f"{fn}: weight must have shape ({c},) (one per class), got "
                            f"shape {w.shape}")
-    return w
+    return w.to(dtype)
 
 
-def _batched_weights(logp: Tensor, target: Tensor, t: _Targets) -> tuple[Tensor, Tensor, Tensor]:
+def _batched_weights(logp: Tensor, target: Tensor, t: _Targets,
+                     weight: Tensor | None) -> tuple[Tensor, Tensor, Tensor]:
     """For targets batched by ``func.vmap`` (nothing may read their values): the one-hot
     rows of the flattened targets, whether each counts (not ``ignore_index``), and each
     one's weight (its class weight where counted, 0 where ignored), all of primitives."""
     tgt = target.reshape(-1)
     hot = (tgt.reshape(-1, 1) == tensor(np.arange(t.c), dtype=tgt.dtype)).to(logp.dtype)
     keep = (tgt != t.ignore_index).to(logp.dtype)
-    w = keep if t.weight is None else keep * (hot * tensor(np.asarray(t.weight, t.dtype))).sum(1)
+    w = keep if weight is None else keep * (hot * weight).sum(1)
     return hot, keep, w
 
 
-def _nll_batched(logp: Tensor, target: Tensor, t: _Targets, reduction: str) -> Tensor:
+def _nll_batched(logp: Tensor, target: Tensor, t: _Targets, weight: Tensor | None,
+                 reduction: str) -> Tensor:
     """``_nll`` for targets batched by ``func.vmap``: the pick as a one-hot product."""
     flat = _classes_last(logp)
-    hot, _, w = _batched_weights(logp, target, t)
+    hot, _, w = _batched_weights(logp, target, t, weight)
     terms = -(flat * hot).sum(1) * w
     if reduction == "none":
         return terms.reshape(t.shape)
@@ -225,16 +226,36 @@ def _is_batched(x: Any) -> bool:
     return type(x).__name__ == "BatchedTensor"  # duograd.batching's, inside func.vmap
 
 
-def _nll(logp: Tensor, target: Any, t: _Targets, reduction: str) -> Tensor:
+def _counted_weights(target: Any, t: _Targets, weight: Tensor, idx: Any = None) -> Tensor:
+    """Each flattened target's class weight, 0 where ignored (of primitives on the weights,
+    indexed by arrays derived from the targets; ``idx``: ``_safe_flat_index``'s, if derived)."""
+    if idx is None:
+        idx = _derive(_safe_flat_index, target, t=t)
+    return where(_derive(_kept, target, t=t), getitem_p(weight, index=(idx,), basic=False), 0.0)
+
+
+def _nll(logp: Tensor, target: Any, t: _Targets, weight: Tensor | None, reduction: str) -> Tensor:
     if _is_batched(target):
-        return _nll_batched(logp, target, t, reduction)
+        return _nll_batched(logp, target, t, weight, reduction)
     # Arrays derived from the targets (recomputed from the targets by a dg.compile replay):
     # the class picked in each row, and each pick's factor in the loss (wrapped here, so
     # that the arithmetic below takes the all-Tensor path).
     idx = _derive(_safe_flat_index, target, t=t)
-    scale = _wrap(_derive(_target_scale, target, t=t))
     flat = _classes_last(logp)
     picked = getitem_p(flat, index=(np.arange(flat.shape[0]), idx), basic=False)  # flat[rows, idx]
+    if weight is not None:  # the factors from the weights, of primitives
+        w = _counted_weights(target, t, weight, idx)
+        if reduction == "none":
+            return (picked * -w).reshape(t.shape)
+        if reduction == "sum":
+            return matmul_p(picked, -w)
+        total = w.sum()
+        none = total == 0
+        # -w / total, or -w when nothing counts (and nan added), as _target_scale
+        scale = w / -where(none, tensor(1.0, dtype=total.dtype), total)
+        return matmul_p(picked, scale) + where(none, tensor(np.nan, dtype=total.dtype),
+                                               tensor(0.0, dtype=total.dtype))
+    scale = _wrap(_derive(_target_scale, target, t=t))
     if reduction == "none":
         return (picked * scale).reshape(t.shape)
     loss = matmul_p(picked, scale)  # the weighted sum as one inner product (one primitive, not two)
@@ -262,9 +283,10 @@ def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any =
     _check_legacy(size_average, reduce, "nll_loss")
     _check_reduction(reduction, "nll_loss")
     input = _as_tensor(input)
-    t = _targets_of(_class_layout(input, "nll_loss"), input, weight, int(ignore_index), reduction,
-                    "nll_loss")
-    return _nll(input, target, t, reduction)
+    layout = _class_layout(input, "nll_loss")
+    t = _targets_of(layout, input, int(ignore_index), reduction, "nll_loss")
+    return _nll(input, target, t, _class_weights(weight, layout[0], input.dtype, "nll_loss"),
+                reduction)
 
 
 def _check_legacy(size_average: Any, reduce: Any, fn: str) -> None:
@@ -311,26 +333,28 @@ def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: 
     tshape_probs = _values(target).shape if not isinstance(target, Tensor) else target.shape
     if tuple(tshape_probs) == input.shape:  # class probabilities
         return _cross_entropy_probs(input, logp, target, weight, reduction, ls, c, cdim)
-    t = _targets_of(layout, logp, weight, int(ignore_index), reduction, fn)
-    nll = _nll(logp, target, t, reduction)
+    t = _targets_of(layout, logp, int(ignore_index), reduction, fn)
+    w = _class_weights(weight, c, logp.dtype, fn)
+    nll = _nll(logp, target, t, w, reduction)
     if ls == 0.0:
         return nll
-    w = t.weight
     flat = _classes_last(logp)
     if _is_batched(target):
-        _, keep, counted = _batched_weights(logp, target, t)
-        smooth = -(flat * w.astype(input.dtype)).sum(dim=1) if w is not None else -flat.sum(dim=1)
+        _, keep, counted = _batched_weights(logp, target, t, w)
+        smooth = -(flat * w).sum(dim=1) if w is not None else -flat.sum(dim=1)
         smooth = smooth * keep
         smooth = (smooth.reshape(tshape) if reduction == "none" else smooth.sum()
                   if reduction == "sum" else _batched_mean(smooth.sum(), counted))
         return nll * (1 - ls) + smooth * (ls / c)
-    keep = _derive(_target_weights, target, t=t._replace(weight=None))
-    smooth = -(flat * w.astype(input.dtype)).sum(dim=1) if w is not None else -flat.sum(dim=1)
+    keep = _derive(_target_weights, target, t=t)
+    smooth = -(flat * w).sum(dim=1) if w is not None else -flat.sum(dim=1)
     smooth = smooth * keep
     if reduction == "none":
         smooth = smooth.reshape(tshape)
     elif reduction == "sum":
         smooth = smooth.sum()
+    elif w is not None:
+        smooth = _batched_mean(smooth.sum(), _counted_weights(target, t, w))
     else:
         smooth = _weighted_mean(smooth.sum(), target, t)
     return nll * (1 - ls) + smooth * (ls / c)
@@ -345,10 +369,10 @@ def _cross_entropy_probs(input: Tensor, logp: Tensor, target: Any, weight: Any,
                            f"got {t.dtype}")
     if ls > 0.0:
         t = t * (1 - ls) + ls / c
-    w = _weight_array(weight, c, fn)
+    w = _class_weights(weight, c, input.dtype, fn)
     prod = logp * t
     if w is not None:
-        prod = prod * w.reshape((c,) + (1,) * (input.ndim - cdim - 1)).astype(input.dtype)
+        prod = prod * w.reshape((c,) + (1,) * (input.ndim - cdim - 1))
     if reduction == "none":
         return -prod.sum(dim=cdim)
     if reduction == "sum":
@@ -533,7 +557,7 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
     if beta == 0.0:
         return _reduce(a, reduction, fn)
     # NOTE: at |d| == beta torch takes the linear branch (both have slope sign(d) there)
-    loss = where(a._data < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+    loss = where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
     return _reduce(loss, reduction, fn)
 
 
@@ -553,7 +577,7 @@ def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float
         raise RuntimeError(f"{fn}: delta must be positive, got {delta}")
     d = _diff(input, target)
     a = d.abs()
-    loss = where(a._data < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    loss = where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
     weight = _const(weight, loss)
     if weight is not None:
         loss = loss * weight
@@ -582,7 +606,7 @@ def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = N
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        pos = target._data > 0
+        pos = target > 0
         safe = where(pos, target, 1.0)
         loss = where(pos, target * safe.log(), 0.0) - target * input
     if reduction == "batchmean":
@@ -876,18 +900,23 @@ def group_norm(input: Tensor, num_groups: int, weight: Any = None, bias: Any = N
 
 # ---------------------------------------------------------------- attention: the functions of its layers
 
-_RNG = np.random.default_rng()  # the dropout masks of the functional form
-
-
-def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | Tensor:
-    """A bool mask as an additive float mask (0 or -inf); a float mask as it is."""
-    if isinstance(mask, Tensor) and np.dtype(mask.dtype).kind == "f":
-        return mask
-    arr = np.asarray(mask._data if isinstance(mask, Tensor) else mask)
+def _additive(mask: np.ndarray, dtype: Any, allowed_when_true: bool) -> np.ndarray:
+    """A bool mask as an additive float one (0 or -inf); another mask cast to ``dtype``."""
+    arr = np.asarray(mask)
     if arr.dtype == np.bool_:
         blocked = ~arr if allowed_when_true else arr
         return np.where(blocked, -np.inf, 0.0).astype(dtype)
     return arr.astype(dtype)
+
+
+def _float_mask(mask: Any, dtype: Any, allowed_when_true: bool) -> np.ndarray | Tensor:
+    """A bool mask as an additive float mask (0 or -inf); a float mask as it is. A Tensor's
+    is derived from it (a dg.compile replay derives it from each call's mask)."""
+    if isinstance(mask, Tensor):
+        if np.dtype(mask.dtype).kind == "f":
+            return mask
+        return _wrap(_derive(_additive, mask, dtype=dtype, allowed_when_true=allowed_when_true))
+    return _additive(mask, dtype, allowed_when_true)
 
 
 
@@ -940,7 +969,7 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     if attn_mask is not None:
         scores = scores + _float_mask(attn_mask, q.dtype, allowed_when_true=True)
     weights = softmax(scores, axis=-1)
-    weights = _dropout(weights, float(dropout_p), _RNG)
+    weights = _dropout(weights, float(dropout_p), as_rng(None))  # (the default generator, as torch's)
     return weights @ v
 
 # Activations (branch elementwise): defined in _activations.py (their modules: activation.py).

@@ -435,6 +435,37 @@ def test_a_numpy_global_random_draw_raises_at_the_recording():
         fast(np.ones(2))
 
 
+
+_W_IN, _W_OUT = (dg.tensor(np.random.default_rng(5).standard_normal(s)) for s in ((12, 4), (4, 4)))
+
+
+@pytest.mark.parametrize("op", [
+    lambda x: F.fractional_max_pool2d(x.reshape(2, 2, 9, 7), 2, output_size=3, return_indices=True),
+    lambda x: F.fractional_max_pool3d(x.reshape(1, 1, 7, 6, 6), 2, output_size=3),
+    lambda x: F.multi_head_attention_forward(x.reshape(21, 3, 4), x.reshape(21, 3, 4), x.reshape(21, 3, 4),
+                                             4, 2, _W_IN, None, None, None, False, 0.5, _W_OUT, None),
+    lambda x: F.scaled_dot_product_attention(x.reshape(21, 12), x.reshape(21, 12), x.reshape(21, 12),
+                                             dropout_p=0.5),
+], ids=["fractional_max_pool2d", "fractional_max_pool3d", "multi_head_attention_forward dropout",
+        "scaled_dot_product_attention dropout"])
+def test_an_op_drawing_from_the_default_generator_draws_again_on_a_replay(op):
+    # the samples of fractional pooling and the dropout of attention, drawn by the op itself:
+    # with the generator seeded alike, a replay on new values is the eager call
+    fast = dg.compile(op)
+    fast(dg.tensor(np.random.default_rng(0).standard_normal(252)))
+    for seed in (1, 2):
+        x = dg.tensor(np.random.default_rng(seed).standard_normal(252))
+        dg.manual_seed(seed)
+        want = op(x)
+        dg.manual_seed(seed)
+        got = fast(x)
+        for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
+            _same(_np(g), _np(w))
+    dg.manual_seed(1)
+    a = _np(op(x)[0])
+    dg.manual_seed(2)
+    assert not np.array_equal(a, _np(op(x)[0])), "the draws do not depend on the seed"
+
 # ---------------------------------------------------------------- in-place operations
 
 
@@ -801,3 +832,22 @@ def test_a_function_in_a_dict_entry_is_scanned():
     def swap():
         table["fn"] = lambda y: y * 4.0
     _check(step, X3, [shift, swap])
+
+
+def test_kl_div_where_the_zeros_of_the_target_move_is_the_eager_call():
+    # the target's zeros (a term of 0 there) are a comparison primitive, not a recorded mask
+    fast = dg.compile(lambda x, t: F.kl_div(x, t, reduction="none"))
+    x = dg.tensor([-1.0, -2.0, -0.5])
+    fast(x, dg.tensor([0.5, 0.0, 0.5]))
+    t = dg.tensor([0.0, 0.5, 0.5])
+    _same(_np(fast(x, t)), _np(F.kl_div(x, t, reduction="none")))
+    assert _np(fast(x, t))[0] == 0.0
+
+
+def test_a_bool_attention_mask_given_as_an_argument_is_read_every_call():
+    fast = dg.compile(lambda q, m: F.scaled_dot_product_attention(q, q, q, attn_mask=m))
+    q = dg.tensor(np.random.default_rng(0).standard_normal((4, 3)))
+    fast(q, dg.tensor(np.tril(np.ones((4, 4), bool))))
+    m = dg.tensor(np.eye(4, dtype=bool))
+    _same(_np(fast(q, m)), _np(F.scaled_dot_product_attention(q, q, q, attn_mask=m)))
+    _same(_np(fast(q, m)), _np(q))  # each query attends to itself alone
