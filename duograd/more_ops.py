@@ -28,6 +28,7 @@ from . import _tensor, elementwise as ew, indexing, ops
 from ._tensor import Tensor, _as_tensor, _wrap
 from .shapes import dim_index
 from .tensor_api import _out
+from .rows.indexing import flatnonzero_p
 
 _int, _bool, _float = builtins.int, builtins.bool, builtins.float
 
@@ -561,11 +562,14 @@ def index_put(input: Any, indices: Sequence[Any], values: Any, accumulate: _bool
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{x.dtype} for the destination and {v.dtype} for the source.")
     if accumulate:
-        flat = np.arange(x._data.size).reshape(x.shape)
-        pos = flat[tuple(i._data if isinstance(i, Tensor) else i for i in idx)]
+        # the flat positions the indices name, picked by a primitive (the index arrays are
+        # the Tensors' own, so that a dg.compile replay reads them again)
+        flat = _wrap(np.arange(x._data.size).reshape(x.shape))
+        pos = ops.getitem_p(flat, index=tuple(i._data if isinstance(i, Tensor) else i for i in idx),
+                            basic=False)
         vv = v.expand(*pos.shape) if tuple(v.shape) != pos.shape else v
         from .tensor_api import put  # noqa: PLC0415
-        return put(x, _wrap(pos.reshape(-1)), vv.reshape(-1), accumulate=True)
+        return put(x, pos.reshape(-1), vv.reshape(-1), accumulate=True)
     from .inplace import setitem_p  # noqa: PLC0415
     np_idx = tuple(i._data if isinstance(i, Tensor) else i for i in idx)
     return setitem_p(x, v, index=np_idx, basic=False)
@@ -597,16 +601,21 @@ def masked_scatter(input: Any, mask: Any, source: Any) -> Tensor:  # noqa: A002
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {m.dtype}")
     s = _t(source, "masked_scatter")
     shape = np.broadcast_shapes(x.shape, m.shape)
-    mk = np.broadcast_to(m._data, shape)
+    mk = ops.broadcast_to_p(m, shape=shape)
     xb = x.expand(*shape) if tuple(x.shape) != shape else x
-    k = int(mk.sum())
+    # the flat positions the mask picks, found by a primitive: a dg.compile replay finds them
+    # again (and records again when their number changes)
+    size = math.prod(shape)
+    pos = flatnonzero_p(ops.reshape_p(mk, shape=(size,)))
+    k = pos.shape[0]
     if s._data.size < k:
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as the ones "
                            "selected by the mask")
     from .inplace import setitem_p  # noqa: PLC0415
     vals = s.reshape(-1)[:k]
     vals = ops.cast_p(vals, dtype=x.dtype) if vals.dtype != x.dtype else vals
-    return setitem_p(xb, vals, index=(mk,), basic=False)
+    res = setitem_p(ops.reshape_p(xb, shape=(size,)), vals, index=(pos._data,), basic=False)
+    return ops.reshape_p(res, shape=shape)
 
 
 def masked_scatter_(input: Tensor, mask: Any, source: Any) -> Tensor:  # noqa: A002
