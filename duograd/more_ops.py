@@ -29,6 +29,9 @@ from ._tensor import Tensor, _as_tensor, _wrap
 from .shapes import dim_index
 from .tensor_api import _out
 from .rows.indexing import flatnonzero_p
+from .rows.reductions import unique_consecutive_p
+from .rows.tensor_api import (frexp_exponent_p, frexp_mantissa_p, histogram_edges_p, histogram_p,
+                               histogram_w_p, isin_p, unravel_p)
 
 _int, _bool, _float = builtins.int, builtins.bool, builtins.float
 
@@ -835,23 +838,19 @@ def histogram(input: Any, bins: Any = 100, *, range: Any = None, weight: Any = N
     if x.dtype.kind != "f":
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
                            f"but got input {x.dtype}")
-    data = x._data.reshape(-1)
+    x = ops.detach_p(x)
     if isinstance(bins, Tensor):
-        edges = bins._data
+        edges = ops.detach_p(bins)
     else:
-        if range is None:
-            lo, hi = (float(data.min()), float(data.max())) if data.size else (0.0, 0.0)
-        else:
-            lo, hi = range
-        if lo > hi:
+        if range is not None and range[0] > range[1]:
             raise RuntimeError("torch.histogram: min should not exceed max")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, int(bins) + 1)
-    w = None if weight is None else weight._data.reshape(-1)
-    hist, edges = np.histogram(data, bins=edges, weights=w, density=density)
-    return _out(_HistogramResult(_wrap(hist.astype(x.dtype)), _wrap(np.asarray(edges, x.dtype))), out,
-                "histogram")
+        edges = histogram_edges_p(x, bins=int(bins), range=None if range is None else tuple(range))
+    if weight is None:
+        hist = histogram_p(x, edges, density=density, dtype=x.dtype)
+    else:
+        hist = histogram_w_p(x, edges, ops.detach_p(_t(weight, "histogram")), density=density,
+                             dtype=x.dtype)
+    return _out(_HistogramResult(hist, ops.cast_nodiff_p(edges, dtype=x.dtype)), out, "histogram")
 
 
 def renorm(input: Any, p: _float, dim: _int, maxnorm: _float) -> Tensor:  # noqa: A002
@@ -976,8 +975,7 @@ def frexp(input: Any, *, out: Any = None) -> Any:  # noqa: A002
     x = _num(input, "frexp")
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = np.frexp(x._data)
-    return _out(_FrexpResult(_wrap(m), _wrap(e.astype(np.int32))), out, "frexp")
+    return _out(_FrexpResult(frexp_mantissa_p(x), frexp_exponent_p(x)), out, "frexp")
 
 
 def _int_binary(name: str, fn: Any, doc: str) -> Any:
@@ -1074,11 +1072,11 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: _bool = False, inv
     >>> dg.isin(dg.tensor([1, 2, 3]), dg.tensor([2, 5])).tolist()
     [False, True, False]
     """
-    e = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
-    t = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: expected a Tensor")
-    return _wrap(np.isin(e, t, invert=invert))
+    e, t = (ops.detach_p(a) if isinstance(a, Tensor) else _wrap(np.asarray(a))
+            for a in (elements, test_elements))
+    return isin_p(e, t, invert=_bool(invert))
 
 
 def unique_consecutive(input: Any, return_inverse: _bool = False, return_counts: _bool = False,  # noqa: A002
@@ -1091,38 +1089,10 @@ def unique_consecutive(input: Any, return_inverse: _bool = False, return_counts:
     >>> dg.unique_consecutive(dg.tensor([1, 1, 2, 2, 1]), return_counts=True)[1].tolist()
     [2, 2, 1]
     """
-    x = _num(input, "unique_consecutive")
-    a = x._data
-    if dim is None:
-        flat = a.reshape(-1)
-        if flat.size == 0:
-            starts = np.zeros(0, np.int64)
-        else:
-            starts = np.concatenate([[0], np.nonzero(flat[1:] != flat[:-1])[0] + 1])
-        vals = _wrap(flat[starts].copy())
-        n = flat.size
-        inv_shape = a.shape
-    else:
-        d = _d(x, dim, "unique_consecutive")
-        m = np.moveaxis(a, d, 0)
-        n = m.shape[0]
-        if n == 0:
-            starts = np.zeros(0, np.int64)
-        else:
-            diff = (m[1:] != m[:-1]).reshape(n - 1, -1).any(1)
-            starts = np.concatenate([[0], np.nonzero(diff)[0] + 1])
-        vals = _wrap(np.moveaxis(m[starts], 0, d).copy())
-        inv_shape = (n,)
-    res = [vals]
-    if return_inverse:
-        ids = np.zeros(n, np.int64)
-        if n:
-            ids[starts[1:]] = 1
-            ids = np.cumsum(ids)
-        res.append(_wrap(ids.reshape(inv_shape)))
-    if return_counts:
-        ends = np.concatenate([starts[1:], [n]]) if n else np.zeros(0, np.int64)
-        res.append(_wrap((ends - starts).astype(np.int64)))
+    x = ops.detach_p(_num(input, "unique_consecutive"))
+    axis = None if dim is None else _d(x, dim, "unique_consecutive")
+    res = [unique_consecutive_p(x, which=w, axis=axis)
+           for w, want in (("values", True), ("inverse", return_inverse), ("counts", return_counts)) if want]
     return res[0] if len(res) == 1 else tuple(res)
 
 
@@ -2105,9 +2075,10 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {i.dtype}")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     n = int(np.prod(shape))
-    if np.any((i._data < -n) | (i._data >= n)):
+    if np.any((i._data < -n) | (i._data >= n)):  # (a check of the eager call only)
         raise RuntimeError("'indices' must be in range [-prod(shape), prod(shape) - 1]")
-    return tuple(_wrap(c.astype(np.int64)) for c in np.unravel_index(i._data % builtins.max(n, 1), shape))
+    i = ops.detach_p(i)
+    return tuple(unravel_p(i, shape=shape, axis=k) for k in builtins.range(len(shape)))
 
 
 def frobenius_norm(input: Any, dim: Any = (-2, -1), keepdim: _bool = False, *, out: Any = None) -> Tensor:  # noqa: A002

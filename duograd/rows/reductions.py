@@ -226,3 +226,30 @@ def _unique(x: np.ndarray, which: str, axis: Any) -> np.ndarray:
 
 
 unique_p = Primitive("unique", _unique, differentiable=False, value_shape=True)
+
+
+def _unique_consecutive(x: np.ndarray, which: str, axis: Any) -> np.ndarray:
+    """One of unique_consecutive's results: the first element of each run of equal ones
+    ("values"; along ``axis``: equal slices), each element's run ("inverse"), or the runs'
+    lengths ("counts")."""
+    m = x.reshape(-1) if axis is None else np.moveaxis(x, axis, 0)
+    n = m.shape[0]
+    if n == 0:
+        starts = np.zeros(0, np.int64)
+    else:
+        diff = (m[1:] != m[:-1]).reshape(n - 1, int(np.prod(m.shape[1:]))).any(1)
+        starts = np.concatenate([[0], np.nonzero(diff)[0] + 1])
+    if which == "values":
+        return m[starts].copy() if axis is None else np.moveaxis(m[starts], 0, axis).copy()
+    if which == "inverse":
+        ids = np.zeros(n, np.int64)
+        if n:
+            ids[starts[1:]] = 1
+            ids = np.cumsum(ids)
+        return ids.reshape(x.shape if axis is None else (n,))
+    ends = np.concatenate([starts[1:], [n]]) if n else np.zeros(0, np.int64)
+    return (ends - starts).astype(np.int64)
+
+
+unique_consecutive_p = Primitive("unique_consecutive", _unique_consecutive, differentiable=False,
+                                 value_shape=True)
