@@ -29,7 +29,7 @@ from ._tensor import Tensor, _as_tensor, _wrap
 from .shapes import dim_index
 from .tensor_api import _out
 from .rows.indexing import flatnonzero_p
-from .rows.reductions import unique_consecutive_p
+from .rows.reductions import nanmedian_index_p, quantile_plan_p, unique_consecutive_p
 from .rows.tensor_api import (frexp_exponent_p, frexp_mantissa_p, histogram_edges_p, histogram_p,
                                histogram_w_p, isin_p, unravel_p)
 
@@ -661,44 +661,21 @@ def _quantile(name: str, nan: bool) -> Any:
         from .reductions import sort  # noqa: PLC0415
         srt = sort(src, d)[0]
         srt = indexing.movedim(srt, d, -1)
-        n = srt.shape[-1]
-        isn = np.isnan(np.moveaxis(src._data, d, -1))
-        if nan:
-            valid = (~isn).sum(-1, keepdims=True)  # per row
-        else:
-            valid = np.where(isn.any(-1, keepdims=True), n, n)
-        rank = qs.reshape((-1,) + (1,) * srt.ndim) * (valid - 1)   # (Q, ..., 1)
-        lo = np.floor(rank).astype(np.int64)
-        hi = np.ceil(rank).astype(np.int64)
-        if interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi
-        elif interpolation == "nearest":
-            lo = hi = np.round(rank).astype(np.int64)  # half to even, as torch
-        lo = np.clip(lo, 0, n - 1)
-        hi = np.clip(hi, 0, n - 1)
+        # the positions and weights from q and the sorted values by a primitive, so that a
+        # dg.compile replay computes them from its own (q a tensor, rows with NaN)
+        qin = ops.detach_p(qt).reshape(-1) if qt is not None else _wrap(qs)
+        sd = ops.detach_p(srt)
+
+        def plan(which: str) -> Tensor:
+            return quantile_plan_p(qin, sd, nan=nan, interpolation=interpolation, which=which,
+                                   dtype=x.dtype)
         Q = len(qs)  # noqa: N806
-        full = tuple(srt.shape[:-1]) + (1,)
         srt_q = srt.expand(Q, *srt.shape)
-        a = indexing.take_along_dim(srt_q, _wrap(np.broadcast_to(lo, (Q,) + full).copy()), -1)
-        b = indexing.take_along_dim(srt_q, _wrap(np.broadcast_to(hi, (Q,) + full).copy()), -1)
-        if interpolation == "midpoint":
-            w = np.full(rank.shape, 0.5)
-            w = np.where(lo == hi, 0.0, w)
-        elif interpolation == "linear":
-            w = rank - np.floor(rank)
-        else:
-            w = np.zeros(rank.shape)
-        w = np.broadcast_to(w, (Q,) + full).astype(x.dtype)
-        r = a + (b - a) * _wrap(w)
+        a = indexing.take_along_dim(srt_q, plan("lo"), -1)
+        b = indexing.take_along_dim(srt_q, plan("hi"), -1)
+        r = a + (b - a) * plan("w")
         r = ops.squeeze(r, -1)  # (Q, ...rest)
-        if not nan:
-            anynan = np.broadcast_to(isn.any(-1), r.shape)
-            r = ops.where_p(_wrap(anynan), np.asarray(np.nan, x.dtype), r)
-        else:
-            allnan = np.broadcast_to((~isn).sum(-1) == 0, r.shape)
-            r = ops.where_p(_wrap(allnan), np.asarray(np.nan, x.dtype), r)
+        r = ops.where_p(plan("nan"), np.asarray(np.nan, x.dtype), r)
         if keepdim:
             if dim is None:
                 r = r.reshape(Q, *([1] * x.ndim))
@@ -742,16 +719,15 @@ def nanmedian(input: Any, dim: Any = None, keepdim: _bool = False, *, out: Any =
         flat = x.reshape(-1)
         if flat.shape[0] == 0:
             return _wrap(np.asarray(np.nan, x.dtype))
-        valid = int((~np.isnan(flat._data)).sum())
         vals, _ = sort(flat, 0)
-        k = builtins.max((valid - 1) // 2, 0)
-        return vals[k]
+        k = nanmedian_index_p(ops.detach_p(flat), axis=0)  # (by a primitive, as below)
+        return ops.reshape_p(indexing.take_along_dim(vals, k, 0), shape=())
     d = _d(x, dim, "nanmedian")
     vals, idx = sort(x, d)
-    valid = (~np.isnan(x._data)).sum(d, keepdims=True)
-    k = np.maximum((valid - 1) // 2, 0).astype(np.int64)
-    v = indexing.take_along_dim(vals, _wrap(k), d)
-    i = indexing.take_along_dim(idx, _wrap(k), d)
+    # where the median sits, by a primitive: a dg.compile replay finds it from its values
+    k = nanmedian_index_p(ops.detach_p(x), axis=d)
+    v = indexing.take_along_dim(vals, k, d)
+    i = indexing.take_along_dim(idx, k, d)
     if not keepdim:
         v, i = ops.squeeze(v, d), ops.squeeze(i, d)
     return _out(_NanmedianResult(v, i), out, "nanmedian")

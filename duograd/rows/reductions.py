@@ -253,3 +253,52 @@ def _unique_consecutive(x: np.ndarray, which: str, axis: Any) -> np.ndarray:
 
 unique_consecutive_p = Primitive("unique_consecutive", _unique_consecutive, differentiable=False,
                                  value_shape=True)
+
+
+def _nanmedian_index(x: np.ndarray, axis: int) -> np.ndarray:
+    valid = (~np.isnan(x)).sum(axis, keepdims=True)
+    return np.maximum((valid - 1) // 2, 0).astype(np.int64)
+
+
+# Where the lower median of the values that are not NaN sits in the sorted values along
+# ``axis`` (kept, length 1): nanmedian's index into its sort.
+nanmedian_index_p = Primitive("nanmedian_index", _nanmedian_index, differentiable=False)
+
+
+def _quantile_plan(q: np.ndarray, srt: np.ndarray, nan: bool, interpolation: str, which: str,
+                   dtype: Any) -> np.ndarray:
+    """One of quantile's arrays for the q-th quantiles (``q`` 1-D) of the rows ``srt``
+    (sorted along the last axis, NaN last): the positions of the two neighbours ("lo",
+    "hi", int64 of shape (Q, ..., 1)), the weight of the upper one ("w", ``dtype``), or
+    where the result is NaN ("nan", (Q, ...)): a row with NaN, or with ``nan``
+    (nanquantile, which skips NaN) a row of NaN only."""
+    isn = np.isnan(srt)
+    n = srt.shape[-1]
+    qs = np.asarray(q, dtype=np.float64)
+    valid = (~isn).sum(-1, keepdims=True) if nan else np.full(isn.shape[:-1] + (1,), n)
+    rank = qs.reshape((-1,) + (1,) * srt.ndim) * (valid - 1)   # (Q, ..., 1)
+    full = (len(qs),) + srt.shape[:-1] + (1,)
+    if which == "nan":
+        hit = (~isn).sum(-1) == 0 if nan else isn.any(-1)
+        return np.broadcast_to(hit, full[:-1]).copy()
+    lo = np.floor(rank).astype(np.int64)
+    hi = np.ceil(rank).astype(np.int64)
+    if interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    elif interpolation == "nearest":
+        lo = hi = np.round(rank).astype(np.int64)  # half to even, as torch
+    lo, hi = np.clip(lo, 0, n - 1), np.clip(hi, 0, n - 1)
+    if which == "w":
+        if interpolation == "midpoint":
+            w = np.where(lo == hi, 0.0, np.full(rank.shape, 0.5))
+        elif interpolation == "linear":
+            w = rank - np.floor(rank)
+        else:
+            w = np.zeros(rank.shape)
+        return np.broadcast_to(w, full).astype(dtype)
+    return np.broadcast_to(lo if which == "lo" else hi, full).copy()
+
+
+quantile_plan_p = Primitive("quantile_plan", _quantile_plan, differentiable=False, promote=None)
