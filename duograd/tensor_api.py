@@ -1234,6 +1234,8 @@ def is_nonzero(input: Tensor) -> _bool:  # noqa: A002
     if x.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                            if x.numel() else "Boolean value of Tensor with no values is ambiguous")
+    if _ctx.on_read:  # a Python bool of the value: a dg.compile recording warns it is frozen
+        _ctx.read(x, "is_nonzero()")
     return _bool(x._data.reshape(()))
 
 
