@@ -302,8 +302,12 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, requires_grad:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise RuntimeError(f"randperm: n must be a non-negative int, got {n!r}")
     dt = int64 if dtype is None else _dtype_of(dtype, "randperm")
-    data = _draw(as_rng(rng, generator).permutation, int(n)).astype(dt, copy=False)
+    data = _draw(_permutation, as_rng(rng, generator), int(n), dt)  # (cast inside the draw)
     return _made(data, requires_grad, device, "randperm")
+
+
+def _permutation(gen: np.random.Generator, n: int, dtype: np.dtype) -> np.ndarray:
+    return gen.permutation(n).astype(dtype, copy=False)
 
 
 def _normal(gen: np.random.Generator, mean: Any, std: Any, size: tuple, dtype: np.dtype) -> np.ndarray:
