@@ -78,11 +78,15 @@ class Generator:
     def manual_seed(self, seed: int) -> "Generator":
         """Reseed in place (an int in [-2**63, 2**64); a negative one wraps, as torch) and
         return this generator."""
-        s = _check_seed(seed, "manual_seed")
+        # As an effect of a draw: a dg.compile replay reseeds again, in order among its draws.
+        _draw(self._reseed, _check_seed(seed, "manual_seed"))
+        return self
+
+    def _reseed(self, s: int) -> np.ndarray:
         # In place: the NumPy generator keeps its identity, so holders of it see the reseed.
         self._rng.bit_generator.state = np.random.PCG64(s).state
         self._seed = s
-        return self
+        return np.empty(0)  # (a draw's result, read by nothing)
 
     def seed(self) -> int:
         """Reseed from fresh entropy; returns the new seed."""
