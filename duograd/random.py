@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _context as _ctx
 from ._tensor import (Tensor, _check_device, _CPU, _draw, _dtype_of, _made, _shape_of, _wrap,
                       get_default_dtype, int64)
 from ._tensor import device as _device
@@ -503,5 +504,10 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
     lam = input._data
     if not np.all(lam >= 0):
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
+    # NOTE: the rates are an argument of the draw (NumPy's sampler draws as many numbers as
+    # each rate needs, so no draw of fixed size can stand in for it), and a dg.compile replay
+    # draws with the recorded arguments: the read of the rates is announced (warned).
+    if _ctx.on_read:
+        _ctx.read(input, "poisson()'s rates")
     out = _draw(_poisson, as_rng(generator=generator), lam, lam.dtype)
     return _made(out, False, None, "poisson")
