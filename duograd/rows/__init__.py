@@ -11,8 +11,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
 - ``elementwise``: trigonometric, exponential, rounding, tests and logic; ``elementwise.py``.
 - ``indexing``: the gather/scatter pair along an axis, scatter_reduce's rows, nonzero;
   ``indexing.py``.
-- ``reductions``: cumprod, prod, logcumsumexp, all/any and the sorting selectors;
-  ``reductions.py``.
+- ``reductions``: cumprod, prod, logcumsumexp, all/any and the sorting selectors (unique,
+  unique_consecutive, the medians' and quantiles' positions); ``reductions.py``.
 - ``conv``: im2col/col2im, the pooling windows, pad; ``conv.py``.
 - ``linalg``: einsum and the p-norm; ``linalg.py``.
 - ``distributions``: the gamma family, the solves and Cholesky, the samplers' implicit
@@ -20,7 +20,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
 - ``special``: the Bessel functions, erfcx, ndtri, log_ndtr, entr, zeta, gammaincc;
   ``special.py``.
 - ``tensor_api``: signbit, heaviside, fmax/fmin, bincount, histc, searchsorted, the inverse
-  and the log-determinant; ``tensor_api.py``.
+  and the log-determinant; the selectors of isin, frexp, unravel_index and histogram;
+  ``tensor_api.py``.
 
 Each public module re-exports its family's rows, so ``from duograd.ops import add_p`` and
 ``duograd.elementwise.tan_p`` keep working; this package re-exports the core table's rows

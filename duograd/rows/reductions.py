@@ -1,7 +1,9 @@
 """The reduction, scan and sorting rows: ``cumprod_p``, ``prod_p``, ``logcumsumexp_p``, the
 logical reductions ``all_p``/``any_p``, and the index selectors of sort, cummax/cummin, mode
-and unique. Their public functions (torch's signatures) are in ``duograd/reductions.py``,
-the layer above.
+and unique; and the selectors of ``more_ops``' unique_consecutive, nanmedian and
+quantile/nanquantile (``unique_consecutive_p``, ``nanmedian_index_p``, ``quantile_plan_p``).
+Their public functions (torch's signatures) are in ``duograd/reductions.py`` (and
+``duograd/more_ops.py``), the layer above.
 
 - ``cumprod_p``: its adjoint at a zero is where a division ``out / x`` would fail, so the
   rule never divides. For an axis of length n it builds the (n, n) products of the elements
