@@ -734,7 +734,17 @@ def from_numpy(array: np.ndarray, requires_grad: bool = False) -> Tensor:
     >>> a[0] = 5.0
     >>> t.numpy(), dg.from_numpy(np.arange(3)).dtype
     (array([5., 0.]), dtype('int64'))
+
+    Inside ``dg.compile``'s recording an array argument arrives as a Tensor (a leaf of no
+    history around the array): from_numpy takes it as its array, so that ``fn`` runs as it
+    does eagerly (and a replay reads that call's array).
+
+    >>> dg.compile(lambda a: dg.from_numpy(a) * 2)(np.ones(2)).tolist()
+    [2.0, 2.0]
     """
+    if type(array) is Tensor and array._node is None and \
+            any(getattr(lst, "records", False) for lst in _ctx._stack):
+        array = array._data  # (a recording's array argument; eagerly a Tensor is refused)
     if not isinstance(array, np.ndarray) or array.dtype.kind not in "biuf":
         kind = array.dtype if isinstance(array, np.ndarray) else type(array).__name__
         raise TypeError(f"from_numpy: expected a NumPy array of bool, integer or float dtype, "

@@ -44,7 +44,7 @@ from .shapes import dim_index
 # The rows, every one re-exported (rows/indexing.py).
 from .rows.indexing import (  # noqa: F401
     gather_p, scatter_add_along_p, scatter_along_p, flatnonzero_p, nonzero_p, hit_p,
-    scatter_extremum_p, scatter_prod_p,
+    scatter_extremum_p, scatter_prod_p, repeat_index_p,
     _move_from_end, _move_to_end)
 
 _INT64 = np.dtype(np.int64)
@@ -671,14 +671,15 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *,
         if x.ndim == 0:
             x = reshape_p(x, shape=(1,))
     n = x.shape[d]
-    reps = repeats._data if isinstance(repeats, Tensor) else np.asarray(repeats)
+    given = repeats if isinstance(repeats, Tensor) else _wrap(np.asarray(repeats))
+    reps = given._data
     if reps.ndim > 1 or (reps.ndim == 1 and reps.size not in (1, n)):
         raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim, "
                            f"but got repeats.size(0) = {reps.size} and input.size({d}) = {n}")
     if np.any(reps < 0):
         raise RuntimeError("repeat_interleave: repeats can not be negative")
-    index = np.repeat(np.arange(n), np.broadcast_to(reps.astype(np.int64), (n,)))
-    return index_select(x, d, index)
+    # the index computed by a primitive from the counts, so that a dg.compile replay reads them
+    return index_select(x, d, repeat_index_p(ops.detach_p(given), n=n))
 
 
 def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:

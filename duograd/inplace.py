@@ -188,14 +188,12 @@ def _generator(generator: Any) -> np.random.Generator:
 
 def uniform_(t: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill ``t`` with uniform samples from [a, b); ``generator``: a NumPy Generator."""
-    values = _draw(_generator(generator).uniform, a, b, t.shape)
-    return write(t, assign_p, values.astype(t.dtype, copy=False), name="uniform_")
+    return _fill(t, generator, "uniform", a, b, name="uniform_")
 
 
 def normal_(t: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill ``t`` with normal samples; ``generator``: a NumPy Generator."""
-    values = _draw(_generator(generator).normal, mean, std, t.shape)
-    return write(t, assign_p, values.astype(t.dtype, copy=False), name="normal_")
+    return _fill(t, generator, "normal", mean, std, name="normal_")
 
 
 def _index(index: Any) -> tuple[tuple, bool]:
@@ -231,10 +229,20 @@ def imatmul(t: Tensor, other: Any) -> Any:
 
 from ._tensor import _wrap  # noqa: E402
 
-def _fill(t: Tensor, values: np.ndarray, name: str) -> Tensor:
+def _sample(gen: np.random.Generator, how: Any, dtype: np.dtype, *args: Any) -> np.ndarray:
+    """``gen``'s method ``how`` (or the function ``how(gen, ...)``) of ``args``, in ``dtype``."""
+    values = getattr(gen, how)(*args) if isinstance(how, str) else how(gen, *args)
+    return np.asarray(values).astype(dtype, copy=False)
+
+
+def _fill(t: Tensor, generator: Any, how: Any, *args: Any, name: str) -> Tensor:
+    """``t`` filled with a draw of ``how`` (``_sample``) of ``args`` and ``t``'s shape. The
+    draw is cast to ``t``'s dtype inside it, so that a dg.compile replay writes its own draw
+    (a cast outside would be a copy the recording holds as a constant)."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{name}: expected a Tensor, got {type(t).__name__}")
-    return write(t, assign_p, np.asarray(values).astype(t.dtype, copy=False), name=name)
+    return write(t, assign_p, _draw(_sample, _generator(generator), how, t.dtype, *args, t.shape),
+                 name=name)
 
 
 def _random_bounds(dtype: np.dtype) -> tuple[int, int]:
@@ -284,15 +292,14 @@ def random_(t: Tensor, *args: Any, to: Any = None, generator: Any = None) -> Ten
     if t.dtype.kind != "f" and (high - 1 > hi_d or low < (-hi_d - 1 if t.dtype.kind == "i" else 0)):
         raise RuntimeError(f"random_: to - 1 is out of bounds for {t.dtype} (got from={low}, "
                            f"to={high})")
-    values = _draw(_random_ints, _generator(generator), low, high, t.shape)
-    return _fill(t, values, "random_")
+    return _fill(t, generator, _random_ints, low, high, name="random_")
 
 
 def exponential_(t: Tensor, lambd: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill ``t`` with exponential samples of rate ``lambd`` (mean 1 / lambd)."""
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return _fill(t, _draw(_generator(generator).exponential, 1.0 / lambd, t.shape), "exponential_")
+    return _fill(t, generator, "exponential", 1.0 / lambd, name="exponential_")
 
 
 def geometric_(t: Tensor, p: float, *, generator: Any = None) -> Tensor:
@@ -300,7 +307,7 @@ def geometric_(t: Tensor, p: float, *, generator: Any = None) -> Tensor:
     probability ``p``, up to and including the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
-    return _fill(t, _draw(_generator(generator).geometric, p, t.shape), "geometric_")
+    return _fill(t, generator, "geometric", p, name="geometric_")
 
 
 def _cauchy(gen: np.random.Generator, median: float, sigma: float, shape: tuple) -> np.ndarray:
@@ -311,14 +318,14 @@ def cauchy_(t: Tensor, median: float = 0.0, sigma: float = 1.0, *, generator: An
     """Fill ``t`` with Cauchy samples of location ``median`` and scale ``sigma``."""
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
-    return _fill(t, _draw(_cauchy, _generator(generator), median, sigma, t.shape), "cauchy_")
+    return _fill(t, generator, _cauchy, median, sigma, name="cauchy_")
 
 
 def log_normal_(t: Tensor, mean: float = 1.0, std: float = 2.0, *, generator: Any = None) -> Tensor:
     """Fill ``t`` with exp(N(mean, std**2)) samples."""
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    return _fill(t, _draw(_generator(generator).lognormal, mean, std, t.shape), "log_normal_")
+    return _fill(t, generator, "lognormal", mean, std, name="log_normal_")
 
 
 def bernoulli_(t: Tensor, p: Any = 0.5, *, generator: Any = None) -> Tensor:

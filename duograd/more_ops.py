@@ -28,10 +28,15 @@ from . import _context, _tensor, elementwise as ew, indexing, ops
 from ._tensor import Tensor, _as_tensor, _wrap
 from .shapes import dim_index
 from .tensor_api import _out
-# The rows of the elementwise odds (rows/elementwise.py), re-exported.
+# The rows of the elementwise odds (rows/elementwise.py), re-exported, and the selectors
+# the functions below use.
 from .rows.elementwise import (  # noqa: F401
     bitwise_left_shift_p, bitwise_right_shift_p, gcd_p, lcm_p, nextafter_p,
     isneginf_p as _isneginf_p, isposinf_p as _isposinf_p)
+from .rows.indexing import flatnonzero_p
+from .rows.reductions import nanmedian_index_p, quantile_plan_p, unique_consecutive_p
+from .rows.tensor_api import (frexp_exponent_p, frexp_mantissa_p, histogram_edges_p, histogram_p,
+                               histogram_w_p, isin_p, unravel_p)
 
 _int, _bool, _float = builtins.int, builtins.bool, builtins.float
 
@@ -565,11 +570,14 @@ def index_put(input: Any, indices: Sequence[Any], values: Any, accumulate: _bool
             raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                                f"{x.dtype} for the destination and {v.dtype} for the source.")
     if accumulate:
-        flat = np.arange(x._data.size).reshape(x.shape)
-        pos = flat[tuple(i._data if isinstance(i, Tensor) else i for i in idx)]
+        # the flat positions the indices name, picked by a primitive (the index arrays are
+        # the Tensors' own, so that a dg.compile replay reads them again)
+        flat = _wrap(np.arange(x._data.size).reshape(x.shape))
+        pos = ops.getitem_p(flat, index=tuple(i._data if isinstance(i, Tensor) else i for i in idx),
+                            basic=False)
         vv = v.expand(*pos.shape) if tuple(v.shape) != pos.shape else v
         from .tensor_api import put  # noqa: PLC0415
-        return put(x, _wrap(pos.reshape(-1)), vv.reshape(-1), accumulate=True)
+        return put(x, pos.reshape(-1), vv.reshape(-1), accumulate=True)
     from .inplace import setitem_p  # noqa: PLC0415
     np_idx = tuple(i._data if isinstance(i, Tensor) else i for i in idx)
     return setitem_p(x, v, index=np_idx, basic=False)
@@ -601,16 +609,21 @@ def masked_scatter(input: Any, mask: Any, source: Any) -> Tensor:  # noqa: A002
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype {m.dtype}")
     s = _t(source, "masked_scatter")
     shape = np.broadcast_shapes(x.shape, m.shape)
-    mk = np.broadcast_to(m._data, shape)
+    mk = ops.broadcast_to_p(m, shape=shape)
     xb = x.expand(*shape) if tuple(x.shape) != shape else x
-    k = int(mk.sum())
+    # the flat positions the mask picks, found by a primitive: a dg.compile replay finds them
+    # again (and records again when their number changes)
+    size = math.prod(shape)
+    pos = flatnonzero_p(ops.reshape_p(mk, shape=(size,)))
+    k = pos.shape[0]
     if s._data.size < k:
         raise RuntimeError("masked_scatter: expected source to have at least as many elements as the ones "
                            "selected by the mask")
     from .inplace import setitem_p  # noqa: PLC0415
     vals = s.reshape(-1)[:k]
     vals = ops.cast_p(vals, dtype=x.dtype) if vals.dtype != x.dtype else vals
-    return setitem_p(xb, vals, index=(mk,), basic=False)
+    res = setitem_p(ops.reshape_p(xb, shape=(size,)), vals, index=(pos._data,), basic=False)
+    return ops.reshape_p(res, shape=shape)
 
 
 def masked_scatter_(input: Tensor, mask: Any, source: Any) -> Tensor:  # noqa: A002
@@ -653,44 +666,21 @@ def _quantile(name: str, nan: bool) -> Any:
         from .reductions import sort  # noqa: PLC0415
         srt = sort(src, d)[0]
         srt = indexing.movedim(srt, d, -1)
-        n = srt.shape[-1]
-        isn = np.isnan(np.moveaxis(src._data, d, -1))
-        if nan:
-            valid = (~isn).sum(-1, keepdims=True)  # per row
-        else:
-            valid = np.where(isn.any(-1, keepdims=True), n, n)
-        rank = qs.reshape((-1,) + (1,) * srt.ndim) * (valid - 1)   # (Q, ..., 1)
-        lo = np.floor(rank).astype(np.int64)
-        hi = np.ceil(rank).astype(np.int64)
-        if interpolation == "lower":
-            hi = lo
-        elif interpolation == "higher":
-            lo = hi
-        elif interpolation == "nearest":
-            lo = hi = np.round(rank).astype(np.int64)  # half to even, as torch
-        lo = np.clip(lo, 0, n - 1)
-        hi = np.clip(hi, 0, n - 1)
+        # the positions and weights from q and the sorted values by a primitive, so that a
+        # dg.compile replay computes them from its own (q a tensor, rows with NaN)
+        qin = ops.detach_p(qt).reshape(-1) if qt is not None else _wrap(qs)
+        sd = ops.detach_p(srt)
+
+        def plan(which: str) -> Tensor:
+            return quantile_plan_p(qin, sd, nan=nan, interpolation=interpolation, which=which,
+                                   dtype=x.dtype)
         Q = len(qs)  # noqa: N806
-        full = tuple(srt.shape[:-1]) + (1,)
         srt_q = srt.expand(Q, *srt.shape)
-        a = indexing.take_along_dim(srt_q, _wrap(np.broadcast_to(lo, (Q,) + full).copy()), -1)
-        b = indexing.take_along_dim(srt_q, _wrap(np.broadcast_to(hi, (Q,) + full).copy()), -1)
-        if interpolation == "midpoint":
-            w = np.full(rank.shape, 0.5)
-            w = np.where(lo == hi, 0.0, w)
-        elif interpolation == "linear":
-            w = rank - np.floor(rank)
-        else:
-            w = np.zeros(rank.shape)
-        w = np.broadcast_to(w, (Q,) + full).astype(x.dtype)
-        r = a + (b - a) * _wrap(w)
+        a = indexing.take_along_dim(srt_q, plan("lo"), -1)
+        b = indexing.take_along_dim(srt_q, plan("hi"), -1)
+        r = a + (b - a) * plan("w")
         r = ops.squeeze(r, -1)  # (Q, ...rest)
-        if not nan:
-            anynan = np.broadcast_to(isn.any(-1), r.shape)
-            r = ops.where_p(_wrap(anynan), np.asarray(np.nan, x.dtype), r)
-        else:
-            allnan = np.broadcast_to((~isn).sum(-1) == 0, r.shape)
-            r = ops.where_p(_wrap(allnan), np.asarray(np.nan, x.dtype), r)
+        r = ops.where_p(plan("nan"), np.asarray(np.nan, x.dtype), r)
         if keepdim:
             if dim is None:
                 r = r.reshape(Q, *([1] * x.ndim))
@@ -734,16 +724,15 @@ def nanmedian(input: Any, dim: Any = None, keepdim: _bool = False, *, out: Any =
         flat = x.reshape(-1)
         if flat.shape[0] == 0:
             return _wrap(np.asarray(np.nan, x.dtype))
-        valid = int((~np.isnan(flat._data)).sum())
         vals, _ = sort(flat, 0)
-        k = builtins.max((valid - 1) // 2, 0)
-        return vals[k]
+        k = nanmedian_index_p(ops.detach_p(flat), axis=0)  # (by a primitive, as below)
+        return ops.reshape_p(indexing.take_along_dim(vals, k, 0), shape=())
     d = _d(x, dim, "nanmedian")
     vals, idx = sort(x, d)
-    valid = (~np.isnan(x._data)).sum(d, keepdims=True)
-    k = np.maximum((valid - 1) // 2, 0).astype(np.int64)
-    v = indexing.take_along_dim(vals, _wrap(k), d)
-    i = indexing.take_along_dim(idx, _wrap(k), d)
+    # where the median sits, by a primitive: a dg.compile replay finds it from its values
+    k = nanmedian_index_p(ops.detach_p(x), axis=d)
+    v = indexing.take_along_dim(vals, k, d)
+    i = indexing.take_along_dim(idx, k, d)
     if not keepdim:
         v, i = ops.squeeze(v, d), ops.squeeze(i, d)
     return _out(_NanmedianResult(v, i), out, "nanmedian")
@@ -830,23 +819,19 @@ def histogram(input: Any, bins: Any = 100, *, range: Any = None, weight: Any = N
     if x.dtype.kind != "f":
         raise RuntimeError(f"torch.histogram: input tensor and bins tensors should have the same dtype, "
                            f"but got input {x.dtype}")
-    data = x._data.reshape(-1)
+    x = ops.detach_p(x)
     if isinstance(bins, Tensor):
-        edges = bins._data
+        edges = ops.detach_p(bins)
     else:
-        if range is None:
-            lo, hi = (float(data.min()), float(data.max())) if data.size else (0.0, 0.0)
-        else:
-            lo, hi = range
-        if lo > hi:
+        if range is not None and range[0] > range[1]:
             raise RuntimeError("torch.histogram: min should not exceed max")
-        if lo == hi:
-            lo, hi = lo - 0.5, hi + 0.5
-        edges = np.linspace(lo, hi, int(bins) + 1)
-    w = None if weight is None else weight._data.reshape(-1)
-    hist, edges = np.histogram(data, bins=edges, weights=w, density=density)
-    return _out(_HistogramResult(_wrap(hist.astype(x.dtype)), _wrap(np.asarray(edges, x.dtype))), out,
-                "histogram")
+        edges = histogram_edges_p(x, bins=int(bins), range=None if range is None else tuple(range))
+    if weight is None:
+        hist = histogram_p(x, edges, density=density, dtype=x.dtype)
+    else:
+        hist = histogram_w_p(x, edges, ops.detach_p(_t(weight, "histogram")), density=density,
+                             dtype=x.dtype)
+    return _out(_HistogramResult(hist, ops.cast_nodiff_p(edges, dtype=x.dtype)), out, "histogram")
 
 
 def renorm(input: Any, p: _float, dim: _int, maxnorm: _float) -> Tensor:  # noqa: A002
@@ -971,8 +956,7 @@ def frexp(input: Any, *, out: Any = None) -> Any:  # noqa: A002
     x = _num(input, "frexp")
     if x.dtype.kind != "f":
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    m, e = np.frexp(x._data)
-    return _out(_FrexpResult(_wrap(m), _wrap(e.astype(np.int32))), out, "frexp")
+    return _out(_FrexpResult(frexp_mantissa_p(x), frexp_exponent_p(x)), out, "frexp")
 
 
 def _int_binary(name: str, prim: Any, doc: str) -> Any:
@@ -1063,11 +1047,11 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: _bool = False, inv
     >>> dg.isin(dg.tensor([1, 2, 3]), dg.tensor([2, 5])).tolist()
     [False, True, False]
     """
-    e = elements._data if isinstance(elements, Tensor) else np.asarray(elements)
-    t = test_elements._data if isinstance(test_elements, Tensor) else np.asarray(test_elements)
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         raise TypeError("isin() received an invalid combination of arguments: expected a Tensor")
-    return _wrap(np.isin(e, t, invert=invert))
+    e, t = (ops.detach_p(a) if isinstance(a, Tensor) else _wrap(np.asarray(a))
+            for a in (elements, test_elements))
+    return isin_p(e, t, invert=_bool(invert))
 
 
 def unique_consecutive(input: Any, return_inverse: _bool = False, return_counts: _bool = False,  # noqa: A002
@@ -1080,38 +1064,10 @@ def unique_consecutive(input: Any, return_inverse: _bool = False, return_counts:
     >>> dg.unique_consecutive(dg.tensor([1, 1, 2, 2, 1]), return_counts=True)[1].tolist()
     [2, 2, 1]
     """
-    x = _num(input, "unique_consecutive")
-    a = x._data
-    if dim is None:
-        flat = a.reshape(-1)
-        if flat.size == 0:
-            starts = np.zeros(0, np.int64)
-        else:
-            starts = np.concatenate([[0], np.nonzero(flat[1:] != flat[:-1])[0] + 1])
-        vals = _wrap(flat[starts].copy())
-        n = flat.size
-        inv_shape = a.shape
-    else:
-        d = _d(x, dim, "unique_consecutive")
-        m = np.moveaxis(a, d, 0)
-        n = m.shape[0]
-        if n == 0:
-            starts = np.zeros(0, np.int64)
-        else:
-            diff = (m[1:] != m[:-1]).reshape(n - 1, -1).any(1)
-            starts = np.concatenate([[0], np.nonzero(diff)[0] + 1])
-        vals = _wrap(np.moveaxis(m[starts], 0, d).copy())
-        inv_shape = (n,)
-    res = [vals]
-    if return_inverse:
-        ids = np.zeros(n, np.int64)
-        if n:
-            ids[starts[1:]] = 1
-            ids = np.cumsum(ids)
-        res.append(_wrap(ids.reshape(inv_shape)))
-    if return_counts:
-        ends = np.concatenate([starts[1:], [n]]) if n else np.zeros(0, np.int64)
-        res.append(_wrap((ends - starts).astype(np.int64)))
+    x = ops.detach_p(_num(input, "unique_consecutive"))
+    axis = None if dim is None else _d(x, dim, "unique_consecutive")
+    res = [unique_consecutive_p(x, which=w, axis=axis)
+           for w, want in (("values", True), ("inverse", return_inverse), ("counts", return_counts)) if want]
     return res[0] if len(res) == 1 else tuple(res)
 
 
@@ -2115,9 +2071,10 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
         raise TypeError(f"expected 'indices' to be integer dtype, but got {i.dtype}")
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     n = int(np.prod(shape))
-    if np.any((i._data < -n) | (i._data >= n)):
+    if np.any((i._data < -n) | (i._data >= n)):  # (a check of the eager call only)
         raise RuntimeError("'indices' must be in range [-prod(shape), prod(shape) - 1]")
-    return tuple(_wrap(c.astype(np.int64)) for c in np.unravel_index(i._data % builtins.max(n, 1), shape))
+    i = ops.detach_p(i)
+    return tuple(unravel_p(i, shape=shape, axis=k) for k in builtins.range(len(shape)))
 
 
 def frobenius_norm(input: Any, dim: Any = (-2, -1), keepdim: _bool = False, *, out: Any = None) -> Tensor:  # noqa: A002

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _context as _ctx
 from ._tensor import (Tensor, _check_device, _CPU, _draw, _dtype_of, _made, _shape_of, _wrap,
                       get_default_dtype, int64)
 from ._tensor import device as _device
@@ -78,11 +79,15 @@ class Generator:
     def manual_seed(self, seed: int) -> "Generator":
         """Reseed in place (an int in [-2**63, 2**64); a negative one wraps, as torch) and
         return this generator."""
-        s = _check_seed(seed, "manual_seed")
+        # As an effect of a draw: a dg.compile replay reseeds again, in order among its draws.
+        _draw(self._reseed, _check_seed(seed, "manual_seed"))
+        return self
+
+    def _reseed(self, s: int) -> np.ndarray:
         # In place: the NumPy generator keeps its identity, so holders of it see the reseed.
         self._rng.bit_generator.state = np.random.PCG64(s).state
         self._seed = s
-        return self
+        return np.empty(0)  # (a draw's result, read by nothing)
 
     def seed(self) -> int:
         """Reseed from fresh entropy; returns the new seed."""
@@ -302,8 +307,12 @@ def randperm(n: int, *, generator: Any = None, dtype: Any = None, requires_grad:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
         raise RuntimeError(f"randperm: n must be a non-negative int, got {n!r}")
     dt = int64 if dtype is None else _dtype_of(dtype, "randperm")
-    data = _draw(as_rng(rng, generator).permutation, int(n)).astype(dt, copy=False)
+    data = _draw(_permutation, as_rng(rng, generator), int(n), dt)  # (cast inside the draw)
     return _made(data, requires_grad, device, "randperm")
+
+
+def _permutation(gen: np.random.Generator, n: int, dtype: np.dtype) -> np.ndarray:
+    return gen.permutation(n).astype(dtype, copy=False)
 
 
 def _normal(gen: np.random.Generator, mean: Any, std: Any, size: tuple, dtype: np.dtype) -> np.ndarray:
@@ -495,5 +504,10 @@ def poisson(input: Tensor, generator: Any = None) -> Tensor:  # noqa: A002
     lam = input._data
     if not np.all(lam >= 0):
         raise RuntimeError("poisson: invalid Poisson rate, expected rate to be non-negative")
+    # NOTE: the rates are an argument of the draw (NumPy's sampler draws as many numbers as
+    # each rate needs, so no draw of fixed size can stand in for it), and a dg.compile replay
+    # draws with the recorded arguments: the read of the rates is announced (warned).
+    if _ctx.on_read:
+        _ctx.read(input, "poisson()'s rates")
     out = _draw(_poisson, as_rng(generator=generator), lam, lam.dtype)
     return _made(out, False, None, "poisson")

@@ -27,9 +27,10 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _context as _ctx, _tensor, elementwise as ew, indexing, inplace, linalg, ops, return_types
-from ._tensor import Tensor, _as_tensor, _lift_all, _wrap
+from ._tensor import Tensor, _as_tensor, _lift_all
 from .shapes import dim_index
 from .autograd import Primitive, no_grad
+from .rows.indexing import gather_p, hit_p
 # The rows, every one re-exported (rows/tensor_api.py).
 from .rows.tensor_api import (  # noqa: F401
     signbit_p, heaviside_p, fmax_p, fmin_p, bincount_p, bincount_w_p, histc_p, search_p,
@@ -1032,9 +1033,10 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Tensor:  # noqa:
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor "
                            f"with {value.ndim} dimension(s).")
-    hit = np.zeros(n, bool)
-    hit[idx._data] = True
-    mask = _wrap(hit.reshape((n,) + (1,) * (x.ndim - d - 1)) if x.ndim else hit.reshape(()))
+    # where the index hits, found by a primitive (a dg.compile replay reads the index again)
+    flat = ops.reshape_p(idx, shape=(idx.numel(),))
+    hit = hit_p(flat, axis=0, shape=(n,), dtype=np.dtype(np.float64))
+    mask = ops.reshape_p(hit, shape=(n,) + (1,) * (x.ndim - d - 1) if x.ndim else ())
     return indexing.masked_fill(x, mask, value)
 
 
@@ -1078,7 +1080,14 @@ def take(input: Any, index: Any) -> Tensor:  # noqa: A002
     if idx._data.size and (idx._data.max() >= n or idx._data.min() < -n):
         raise IndexError(f"take: index out of range in self (size {n})")
     flat = ops.reshape_p(x, shape=(n,))
-    return ops.getitem_p(flat, index=(np.where(idx._data < 0, idx._data + n, idx._data),), basic=False)
+    return ops.reshape_p(gather_p(flat, _wrapped_flat_index(idx, n), axis=0), shape=idx.shape)
+
+
+def _wrapped_flat_index(idx: Tensor, n: int) -> Tensor:
+    """``idx`` as 1-D, its negative entries counted from the end of ``n``, by primitives (so
+    that a dg.compile replay reads the index again instead of freezing it)."""
+    i = ops.reshape_p(idx, shape=(idx.numel(),))
+    return ops.where_p(ops.less_p(i, 0), i + n, i)
 
 
 def put(input: Any, index: Any, source: Any, accumulate: _bool = False) -> Tensor:  # noqa: A002
@@ -1098,13 +1107,13 @@ def put(input: Any, index: Any, source: Any, accumulate: _bool = False) -> Tenso
                            f"but got source.numel() = {src.numel()}, index.numel() = {idx.numel()}")
     if idx._data.size and (idx._data.max() >= n or idx._data.min() < -n):
         raise IndexError(f"put_(): index out of range in self (size {n})")
-    where = np.where(idx._data < 0, idx._data + n, idx._data).reshape(-1)
+    where = _wrapped_flat_index(idx, n)
     flat = ops.reshape_p(x, shape=(n,))
     s = ops.reshape_p(src, shape=(src.numel(),))
     if accumulate:
-        res = flat + indexing.scatter_add_along_p(s, _wrap(where), axis=0, shape=(n,))
-    else:
-        res = inplace.setitem_p(flat, s, index=(where,), basic=False)
+        res = flat + indexing.scatter_add_along_p(s, where, axis=0, shape=(n,))
+    else:  # (the index array is the primitive's result: a dg.compile replay reads it again)
+        res = inplace.setitem_p(flat, s, index=(where._data,), basic=False)
     return ops.reshape_p(res, shape=x.shape)
 
 
@@ -1225,6 +1234,8 @@ def is_nonzero(input: Tensor) -> _bool:  # noqa: A002
     if x.numel() != 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous"
                            if x.numel() else "Boolean value of Tensor with no values is ambiguous")
+    if _ctx.on_read:  # a Python bool of the value: a dg.compile recording warns it is frozen
+        _ctx.read(x, "is_nonzero()")
     return _bool(x._data.reshape(()))
 
 

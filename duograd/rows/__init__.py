@@ -12,8 +12,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
   (isposinf, isneginf, nextafter, gcd, lcm and the shifts: ``more_ops.py``).
 - ``indexing``: the gather/scatter pair along an axis, scatter_reduce's rows, nonzero;
   ``indexing.py``.
-- ``reductions``: cumprod, prod, logcumsumexp, all/any and the sorting selectors;
-  ``reductions.py``.
+- ``reductions``: cumprod, prod, logcumsumexp, all/any and the sorting selectors (unique,
+  unique_consecutive, the medians' and quantiles' positions); ``reductions.py``.
 - ``conv``: im2col/col2im, the pooling windows, pad; ``conv.py``.
 - ``linalg``: einsum, the p-norm and the decompositions (det, slogdet, qr, eigh, svd,
   matrix_exp); ``linalg.py`` and ``linalg_more.py``.
@@ -22,7 +22,8 @@ module of this package imports them (``tests/engine/test_import_graph.py`` check
 - ``special``: the Bessel functions, erfcx, ndtri, log_ndtr, entr, zeta, gammaincc, and the
   selectors of J, Y, K, Airy's Ai and the orthogonal polynomials; ``special.py``.
 - ``tensor_api``: signbit, heaviside, fmax/fmin, bincount, histc, searchsorted, the inverse
-  and the log-determinant; ``tensor_api.py``.
+  and the log-determinant; the selectors of isin, frexp, unravel_index and histogram;
+  ``tensor_api.py``.
 - ``activations``: gelu (exact and tanh, each with its slope as a row) and hardtanh;
   ``nn/_activations.py``.
 - ``inplace``: assign and setitem, the out-of-place rows of the in-place writes;

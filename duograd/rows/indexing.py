@@ -6,7 +6,8 @@
   instead (a repeated index keeps the last value: max_unpool);
 - ``scatter_extremum_p`` and ``scatter_prod_p``: scatter_reduce's ``amax``/``amin`` and
   ``prod``, whose rules share the gradient among ties and treat zeros as torch does;
-- the selectors ``flatnonzero_p``, ``nonzero_p`` and ``hit_p`` (where a scatter writes).
+- the selectors ``flatnonzero_p``, ``nonzero_p``, ``hit_p`` (where a scatter writes) and
+  ``repeat_index_p`` (repeat_interleave's index).
 
 ``index`` is an input of each, a Tensor that never requires grad (its rule is None), so an
 index computed inside a step is recomputed when a recorded step is replayed. The public
@@ -199,3 +200,12 @@ scatter_prod_p = Primitive(
          lambda t, out, x, index, src, axis, include_self: scatter_add_along_p(
              t * _prod_parts(out, x, index, src, axis, include_self)[1], index, axis=axis,
              shape=x.shape)))
+
+
+def _repeat_index(reps: np.ndarray, n: int) -> np.ndarray:
+    return np.repeat(np.arange(n), np.broadcast_to(reps.astype(np.int64), (n,)))
+
+
+# Each of 0..n-1 repeated its count in ``reps`` (one count, or n): repeat_interleave's index,
+# as long as the counts' sum (a replay checks it).
+repeat_index_p = Primitive("repeat_index", _repeat_index, differentiable=False, value_shape=True)

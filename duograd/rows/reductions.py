@@ -1,7 +1,9 @@
 """The reduction, scan and sorting rows: ``cumprod_p``, ``prod_p``, ``logcumsumexp_p``, the
 logical reductions ``all_p``/``any_p``, and the index selectors of sort, cummax/cummin, mode
-and unique. Their public functions (torch's signatures) are in ``duograd/reductions.py``,
-the layer above.
+and unique; and the selectors of ``more_ops``' unique_consecutive, nanmedian and
+quantile/nanquantile (``unique_consecutive_p``, ``nanmedian_index_p``, ``quantile_plan_p``).
+Their public functions (torch's signatures) are in ``duograd/reductions.py`` (and
+``duograd/more_ops.py``), the layer above.
 
 - ``cumprod_p``: its adjoint at a zero is where a division ``out / x`` would fail, so the
   rule never divides. For an axis of length n it builds the (n, n) products of the elements
@@ -226,3 +228,79 @@ def _unique(x: np.ndarray, which: str, axis: Any) -> np.ndarray:
 
 
 unique_p = Primitive("unique", _unique, differentiable=False, value_shape=True)
+
+
+def _unique_consecutive(x: np.ndarray, which: str, axis: Any) -> np.ndarray:
+    """One of unique_consecutive's results: the first element of each run of equal ones
+    ("values"; along ``axis``: equal slices), each element's run ("inverse"), or the runs'
+    lengths ("counts")."""
+    m = x.reshape(-1) if axis is None else np.moveaxis(x, axis, 0)
+    n = m.shape[0]
+    if n == 0:
+        starts = np.zeros(0, np.int64)
+    else:
+        diff = (m[1:] != m[:-1]).reshape(n - 1, int(np.prod(m.shape[1:]))).any(1)
+        starts = np.concatenate([[0], np.nonzero(diff)[0] + 1])
+    if which == "values":
+        return m[starts].copy() if axis is None else np.moveaxis(m[starts], 0, axis).copy()
+    if which == "inverse":
+        ids = np.zeros(n, np.int64)
+        if n:
+            ids[starts[1:]] = 1
+            ids = np.cumsum(ids)
+        return ids.reshape(x.shape if axis is None else (n,))
+    ends = np.concatenate([starts[1:], [n]]) if n else np.zeros(0, np.int64)
+    return (ends - starts).astype(np.int64)
+
+
+unique_consecutive_p = Primitive("unique_consecutive", _unique_consecutive, differentiable=False,
+                                 value_shape=True)
+
+
+def _nanmedian_index(x: np.ndarray, axis: int) -> np.ndarray:
+    valid = (~np.isnan(x)).sum(axis, keepdims=True)
+    return np.maximum((valid - 1) // 2, 0).astype(np.int64)
+
+
+# Where the lower median of the values that are not NaN sits in the sorted values along
+# ``axis`` (kept, length 1): nanmedian's index into its sort.
+nanmedian_index_p = Primitive("nanmedian_index", _nanmedian_index, differentiable=False)
+
+
+def _quantile_plan(q: np.ndarray, srt: np.ndarray, nan: bool, interpolation: str, which: str,
+                   dtype: Any) -> np.ndarray:
+    """One of quantile's arrays for the q-th quantiles (``q`` 1-D) of the rows ``srt``
+    (sorted along the last axis, NaN last): the positions of the two neighbours ("lo",
+    "hi", int64 of shape (Q, ..., 1)), the weight of the upper one ("w", ``dtype``), or
+    where the result is NaN ("nan", (Q, ...)): a row with NaN, or with ``nan``
+    (nanquantile, which skips NaN) a row of NaN only."""
+    isn = np.isnan(srt)
+    n = srt.shape[-1]
+    qs = np.asarray(q, dtype=np.float64)
+    valid = (~isn).sum(-1, keepdims=True) if nan else np.full(isn.shape[:-1] + (1,), n)
+    rank = qs.reshape((-1,) + (1,) * srt.ndim) * (valid - 1)   # (Q, ..., 1)
+    full = (len(qs),) + srt.shape[:-1] + (1,)
+    if which == "nan":
+        hit = (~isn).sum(-1) == 0 if nan else isn.any(-1)
+        return np.broadcast_to(hit, full[:-1]).copy()
+    lo = np.floor(rank).astype(np.int64)
+    hi = np.ceil(rank).astype(np.int64)
+    if interpolation == "lower":
+        hi = lo
+    elif interpolation == "higher":
+        lo = hi
+    elif interpolation == "nearest":
+        lo = hi = np.round(rank).astype(np.int64)  # half to even, as torch
+    lo, hi = np.clip(lo, 0, n - 1), np.clip(hi, 0, n - 1)
+    if which == "w":
+        if interpolation == "midpoint":
+            w = np.where(lo == hi, 0.0, np.full(rank.shape, 0.5))
+        elif interpolation == "linear":
+            w = rank - np.floor(rank)
+        else:
+            w = np.zeros(rank.shape)
+        return np.broadcast_to(w, full).astype(dtype)
+    return np.broadcast_to(lo if which == "lo" else hi, full).copy()
+
+
+quantile_plan_p = Primitive("quantile_plan", _quantile_plan, differentiable=False, promote=None)

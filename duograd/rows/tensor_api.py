@@ -2,7 +2,8 @@
 ``bincount_p``/``bincount_w_p``, ``histc_p`` and ``search_p`` (no history, as torch gives
 none), ``fmax_p``/``fmin_p`` (NaN-ignoring maximum and minimum), and the matrix inverse and
 log-determinant (``_inverse_p``, ``_logdet_p``, which ``linalg`` reuses). Their public
-functions (torch's signatures) are in ``duograd/tensor_api.py``, the layer above.
+functions (torch's signatures) are in ``duograd/tensor_api.py``, the layer above. Also the
+selectors of ``more_ops``' isin, frexp, unravel_index and histogram.
 """
 
 from __future__ import annotations
@@ -105,3 +106,48 @@ _inverse_p = Primitive("inverse", _inverse_fwd,
 _logdet_p = Primitive("logdet", _logdet_fwd,
                       vjp=(lambda g, out, a: g.unsqueeze(-1).unsqueeze(-1) * _mT(_inverse_p(a)),),
                       jvp=(lambda t, out, a: (_mT(_inverse_p(a)) * t).sum((-2, -1)),))
+
+
+# ---------------------------------------------------------------- computed from the values
+#
+# Selectors (no history, as torch gives none) that more_ops' functions once computed in
+# Python from ``t._data``: as rows, a dg.compile replay computes them again from its values.
+# Their operands keep their own dtypes (``promote=None``).
+
+
+def _no_promote(name: str, forward: Any, value_shape: _bool = False) -> Primitive:
+    return Primitive(name, forward, differentiable=False, value_shape=value_shape, promote=None)
+
+
+isin_p = _no_promote("isin", lambda e, t, invert: np.isin(e, t, invert=invert))
+# frexp's two results, one row each: x = mantissa * 2 ** exponent
+frexp_mantissa_p = _no_promote("frexp_mantissa", lambda x: np.frexp(x)[0])
+frexp_exponent_p = _no_promote("frexp_exponent", lambda x: np.frexp(x)[1].astype(np.int32))
+
+
+def _unravel(i: np.ndarray, shape: tuple[int, ...], axis: int) -> np.ndarray:
+    n = int(np.prod(shape))
+    return np.unravel_index(i % builtins.max(n, 1), shape)[axis].astype(np.int64)
+
+
+# one coordinate (``axis``) of flat indices in ``shape``; a negative index counts from the end
+unravel_p = _no_promote("unravel_index", _unravel)
+
+
+def _histogram_edges(x: np.ndarray, bins: int, range: Any) -> np.ndarray:  # noqa: A002
+    if range is None:
+        lo, hi = (_float(x.min()), _float(x.max())) if x.size else (0.0, 0.0)
+    else:
+        lo, hi = range
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    return np.linspace(lo, hi, int(bins) + 1)
+
+
+# ``bins`` equal bins over ``range`` (None: the values' min and max), float64
+histogram_edges_p = _no_promote("histogram_edges", _histogram_edges)
+# the counts (weighted: the sums of ``w``) of the flat values in the bins ``edges`` bound
+histogram_p = _no_promote("histogram", lambda x, edges, density, dtype: np.histogram(
+    x.reshape(-1), bins=edges, density=density)[0].astype(dtype))
+histogram_w_p = _no_promote("histogram_weighted", lambda x, edges, w, density, dtype: np.histogram(
+    x.reshape(-1), bins=edges, weights=w.reshape(-1), density=density)[0].astype(dtype))
