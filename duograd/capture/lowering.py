@@ -438,7 +438,10 @@ class Builder:
         needed = set(slots_in(template))
         code = []
         for ins in reversed([ins for ins in self.code if ins is not None]):
-            if ins.role != "kernel" or ins.out in needed:  # drop what nobody reads (effects run)
+            # drop what nobody reads (effects run; a kernel whose shape a replay checks
+            # stays: its shape may be all that fn used, ``x[:k.shape[0]]``)
+            if ins.role != "kernel" or ins.out in needed or type(ins.f) is ShapeChecked or \
+                    (ins.op is not None and ins.op.value_shape):
                 code.append(ins)
                 needed.update(ins.reads)
         code.reverse()
