@@ -10,7 +10,12 @@ None. A node holds what its backward needs and nothing more:
   which are the graph's keys (``autograd.key_of``). These are the
   edges of the graph: an in-place write later gives a tensor a new node, and every node
   recorded before the write keeps the edge to the old one, by construction;
-- ``inputs``, ``kw``: the saved input Tensors and keyword parameters the rules read;
+- ``inputs``, ``kw``: the saved input Tensors and keyword parameters the rules read.
+  ``inputs`` is a tuple made when read: the node keeps one or two inputs in its own slots
+  ``_x0``, ``_x1`` (the tuple itself in ``_x0`` for any other number), so that an op leaves
+  one tuple (``next``) rather than two for the cyclic garbage collector to track: an eager
+  chain of 20,000 ops otherwise sets off a full collection (``benchmarks/gc_chain.py``).
+  Once a backward has released the node, ``next``, ``inputs`` and ``kw`` are None;
 - ``stamp``: the write clock at recording (``duograd._versions``): the version every saved
   value had, so that unpacking one after a write to its memory raises torch's error;
 - ``extra``: None, or a dict for what few nodes carry (hooks, ``metadata``, values packed
@@ -78,7 +83,7 @@ class Node:
 
     # (a node is made with ``Node()`` and its fields stored one by one: the hot path of
     # ``Primitive.__call__``; ``_x`` holds ``extra`` once something needs it)
-    __slots__ = ("op", "next", "inputs", "kw", "stamp", "_g", "_out", "_x", "__weakref__")
+    __slots__ = ("op", "next", "_x0", "_x1", "kw", "stamp", "_g", "_out", "_x", "__weakref__")
 
     def name(self) -> str:
         """Torch's name for this node's class (``AddBackward0``, ``MmBackward0``, ...)."""
@@ -86,6 +91,30 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
+
+    @property
+    def inputs(self) -> tuple | None:
+        """The saved inputs, one per edge of ``next`` (None once released). The backward
+        pass and ``Primitive.__call__`` read and write ``_x0``/``_x1`` as here."""
+        edges = self.next
+        if edges is None:
+            return None
+        n = len(edges)
+        return (self._x0, self._x1) if n == 2 else (self._x0,) if n == 1 else self._x0
+
+    def _link(self, edges: tuple, inputs: tuple) -> None:
+        """Store ``edges`` and ``inputs`` (one edge per input), as ``inputs`` reads them back."""
+        self.next = edges
+        if len(inputs) == 2:
+            self._x0, self._x1 = inputs
+        elif len(inputs) == 1:
+            self._x0 = inputs[0]
+        else:
+            self._x0 = inputs
+
+    def _release(self) -> None:
+        """Let go of the edges and saved values (a backward without retain_graph)."""
+        self.next = self._x0 = self._x1 = self.kw = None
 
     @property
     def next_functions(self) -> tuple:

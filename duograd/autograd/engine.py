@@ -326,36 +326,41 @@ class Primitive:
         out = _new(Tensor)
         out._data = data if type(data) is _ndarray else np.asarray(data)
         out._grad = out._tangent = None
-        edges = None
+        node = None
         if _ctx.grad_enabled and self.differentiable:
             # the edges: each input's graph key as it is now (its node; the leaf itself for a
-            # leaf that requires grad; None for an input that needs no gradient)
+            # leaf that requires grad; None for an input that needs no gradient); the inputs
+            # in the node's own slots, as ``Node._link`` stores them (no second tuple kept)
             if n == 2:
                 xn = x._node
                 yn = y._node
                 if xn is not None or yn is not None:
-                    edges = (x if xn is LEAF else xn, y if yn is LEAF else yn)
+                    node = Node()  # (cheaper than object.__new__(Node); ``extra`` stays unset)
+                    node.next = (x if xn is LEAF else xn, y if yn is LEAF else yn)
+                    node._x0 = x
+                    node._x1 = y
             elif n == 1:
                 xn = x._node
                 if xn is not None:
-                    edges = (x if xn is LEAF else xn,)
+                    node = Node()
+                    node.next = (x if xn is LEAF else xn,)
+                    node._x0 = x
             else:
                 keys = [a if a._node is LEAF else a._node for a in xs]
                 if keys.count(None) != n:
-                    edges = tuple(keys)
-        if edges is None:
+                    node = Node()
+                    node.next = tuple(keys)
+                    node._x0 = xs
+        if node is None:
             out._node = None
         else:  # the output becomes a node of the graph
-            node = Node()  # (cheaper than object.__new__(Node); ``extra`` stays unset)
             node.op = self
-            node.next = edges
-            node.inputs = xs
             node.kw = kw
             node.stamp = _versions.clock
             node._g = None
             out._node = node
         if _ctx.hot:  # one test for all: saved-tensor hooks, listeners of calls, a jvp
-            if _ctx.packing and edges is not None:
+            if _ctx.packing and node is not None:
                 _pack(out._node, out)
             if _ctx.on_call:
                 call = (self, xs, kw, out)
@@ -373,7 +378,8 @@ def _record(op: Primitive, xs: tuple[Tensor, ...], kw: dict, out: Tensor) -> Ten
         edges = tuple([a if a._node is LEAF else a._node for a in xs])  # graph keys, as above
         if edges.count(None) != len(xs):
             node = Node()  # (as Primitive.__call__ makes it)
-            node.op, node.next, node.inputs, node.kw = op, edges, xs, kw
+            node.op, node.kw = op, kw
+            node._link(edges, xs)
             node.stamp, node._g = _versions.clock, None
             out._node = node
             if _ctx.packing:
@@ -552,7 +558,8 @@ def make_node(op: Primitive, xs: tuple[Tensor, ...], kw: dict) -> Node:
     """A graph node for ``op`` applied to ``xs`` now (for results made outside
     ``Primitive.__call__``: ``checkpoint``)."""
     node = Node()
-    node.op, node.next, node.inputs, node.kw = op, tuple(key_of(x) for x in xs), xs, kw
+    node.op, node.kw = op, kw
+    node._link(tuple(key_of(x) for x in xs), xs)
     node.stamp, node._g = _versions.clock, None
     return node
 
@@ -847,10 +854,12 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                     results[node] = g
                 continue
             g = node._g  # each cotangent is dropped once its node has run
-            edges, xs, kw = node.next, node.inputs, node.kw
+            edges, kw = node.next, node.kw
+            n = len(edges)  # (the inputs as ``Node.inputs`` reads them, without its call)
+            xs = (node._x0, node._x1) if n == 2 else (node._x0,) if n == 1 else node._x0
             if not retain_graph:
                 order[k] = None
-                node.next = node.inputs = node.kw = None
+                node.next = node._x0 = node._x1 = node.kw = None  # (``Node._release``)
             if g is None:
                 continue
             node._g = None
@@ -867,7 +876,7 @@ def backpropagate(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
                 out, args = _unpacked(node, edges, out, args)
             # the rules called with their arguments spelled out (``*args`` costs ~40% of a
             # call of a small rule): by arity, as in Primitive.__call__
-            arity = -1 if kw else len(args)
+            arity = -1 if kw else n  # (args: one per input, as xs)
             if arity == 2:
                 a0, a1 = args
             elif arity == 1:
@@ -955,7 +964,7 @@ def _watched_pass(roots: Sequence[Tensor], seeds: Sequence[Tensor], create_graph
             out = outs.pop(node, None)
             if not retain_graph:
                 order[k] = None
-                node.next = node.inputs = node.kw = None
+                node._release()
             if g is None:
                 continue
             if watched:
@@ -1157,7 +1166,7 @@ def _grad_extras(outputs: Any, inputs: Any, grad_outputs: Any, retain_graph: boo
             if not retain_graph:  # what the sweep would have let go of, as one backward does
                 for node in _toposort([o for o in outs if o.requires_grad]):
                     if type(node) is Node:
-                        node.next = node.inputs = node.kw = None
+                        node._release()
         else:
             rows = [grad(outs, ins, [g[b] for g in gos], True if b < n - 1 else retain_graph,
                          create_graph, allow_unused=allow_unused) for b in range(n)]

@@ -363,6 +363,72 @@ def test_the_node_keeps_no_reference_to_its_output():
         gc.enable()
 
 
+def _edges(fn, leaves) -> list:
+    """``fn.next_functions`` as the names a program sees: None, a leaf's position in
+    ``leaves`` (its AccumulateGrad's ``variable``), or the node's name."""
+    out = []
+    for nxt, _ in fn.next_functions:
+        if nxt is None or not hasattr(nxt, "variable"):
+            out.append(None if nxt is None else nxt.name())
+        else:
+            out.append([i for i, t in enumerate(leaves) if t is nxt.variable])
+    return out
+
+
+def test_nodes_of_one_two_and_three_inputs_as_torchs(torch):
+    """The node keeps one or two inputs in slots of its own and a tuple of any other number
+    (``Node.inputs``): the edges torch shows, the inputs as given, both let go by a backward."""
+    seen = []
+    for lib in (dg, torch):
+        x = lib.tensor([0.5, -1.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        c = lib.tensor([4.0, 5.0], dtype=lib.float64)
+        h = x * y
+        outs = [x.exp(), h, x * c, h.exp(), lib.cat([x, c, h])]
+        seen.append([_edges(o.grad_fn, [x, y]) for o in outs])
+        if lib is dg:
+            inputs = [o.grad_fn.inputs for o in outs]
+            assert [len(i) for i in inputs] == [1, 2, 2, 1, 3]
+            assert inputs[1][0] is x and inputs[1][1] is y and inputs[2][1] is not None
+            assert inputs[0][0] is x and inputs[3][0] is h and inputs[4][0] is x and inputs[4][2] is h
+        outs[-1].sum().backward()
+        with pytest.raises(RuntimeError):  # the graph through cat was released
+            outs[-1].sum().backward()
+        seen.append((x.grad.tolist(), y.grad.tolist()))
+        if lib is dg:
+            assert outs[-1].grad_fn.inputs is None and outs[-1].grad_fn.next is None
+    assert seen[0] == seen[2] and seen[1] == seen[3]
+    assert seen[0][0] == [[0]] and seen[0][2] == [[0], None] and seen[0][4] == [[0], None, "MulBackward0"]
+
+
+def test_an_op_leaves_three_objects_for_the_garbage_collector():
+    """Its Tensor, its node and the node's tuple of edges, and nothing more (the inputs sit
+    in the node's slots): fewer objects alive means fewer collections, and no full one
+    inside one backward of a long eager chain (``benchmarks/gc_chain.py``)."""
+    import gc
+    x = dg.tensor([0.3, 0.1], requires_grad=True)
+    w = dg.tensor([0.9, 1.1], requires_grad=True)
+    y = (x * w).tanh()  # every path taken once
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(gc.get_objects())
+        for _ in range(500):
+            y = (y * w).tanh()
+        after = len(gc.get_objects())
+    finally:
+        gc.enable()
+    assert (after - before) / 1000 <= 3.01
+    y.sum().backward()  # and the chain still differentiates: d/dx of tanh(...tanh(x w)...)
+    xa, wa = np.array([0.3, 0.1]), np.array([0.9, 1.1])
+    v = np.tanh(xa * wa)
+    d = (1 - v ** 2) * wa  # d v / d x, one op at a time (elementwise)
+    for _ in range(500):
+        v = np.tanh(v * wa)
+        d = d * (1 - v ** 2) * wa
+    np.testing.assert_allclose(x.grad.numpy(), d, rtol=1e-12, atol=1e-300)
+
+
 def test_linear_layer_loss_still_matches_torch_after_in_place_clamp(torch):
     """A Linear, then a ReLU in place on its output (a common idiom), then backward."""
     lin = nn.Linear(3, 2, rng=0)
