@@ -13,8 +13,9 @@ Where a value came from, in a recording's fingerprint (``compiled.Printer``): ``
 ``Record`` (the result of an earlier record), ``Const`` (a constant, by value),
 ``External`` (a tensor read but not given, by identity).
 
-Each record is a tuple ``(tag, *fields)`` with named fields, so that it compares, hashes
-and indexes as that tuple (the XLA backend reads ``ref[0]``, ``ref[1]``):
+Each record is a tuple ``(tag, *fields)`` with named fields, so that it compares and
+hashes as that tuple (a dict key); code tells the kinds apart by type (``type(ref) is Arg``),
+never by the tag:
 
 >>> r = Made(3, True)
 >>> r.slot, r.requires_grad, type(r).__name__, r == ("made", 3, True)

@@ -55,7 +55,9 @@ from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
 from .._tensor import Tensor, _Input, _wrap
 from .._versions import bump as _bump
 from .instructions import CALLN, EFFECT, Recapture, new
-from .lowering import Builder, slots_in
+from .lowering import Builder
+from .refs import (Arg, Argument, List, Made, Named, Object, ObjectKey, Slot, Tuple, Value,
+                   leaf_key, slots_in)
 from .program import Program
 from .recording import Recorder, Write
 from .resident import (Carry, Pending, base_class, host_value, mark_optimizer, old_array, peek,
@@ -263,11 +265,148 @@ class XKernel:
 
 
 class XEffect:
-    """An effect, described: ``kind`` and its fields (see ``XlaBuilder``)."""
+    """An effect, described: one small class per kind, its fields named (see
+    ``XlaBuilder``). ``on_host``: it runs on the host before the XLA call (``host``
+    computes its value); otherwise ``trace`` adds it to the traced computation (``_Trace``)."""
 
-    def __init__(self, kind: str, **fields: Any) -> None:
-        self.kind = kind
-        self.__dict__.update(fields)
+    __slots__ = ()
+    on_host = False
+
+    def __init__(self, *values: Any) -> None:
+        for name, v in zip(self.__slots__, values, strict=True):
+            setattr(self, name, v)
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:  # pragma: no cover (abstract)
+        raise NotImplementedError(type(self).__name__)
+
+
+class HostDerive(XEffect):
+    """An array derived from an argument outside the primitives: ``f(env[a])`` on the host."""
+    __slots__ = ("f", "a")
+    on_host = True
+
+    def host(self, env: dict) -> Any:
+        return self.f(env[self.a])
+
+
+class HostDraw(XEffect):
+    """Random numbers, drawn on the host by ``f()`` before every call."""
+    __slots__ = ("f",)
+    on_host = True
+
+    def host(self, env: dict) -> Any:
+        return self.f()
+
+
+class Copy(XEffect):
+    """A derived copy of a value the step computes (a value here)."""
+    __slots__ = ("a",)
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:
+        env[ins.out] = env[self.a]
+
+
+class Cast(XEffect):
+    """A written value cast to the dtype of the tensor made in the step it is written into."""
+    __slots__ = ("a", "dtype")
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:
+        env[ins.out] = env[self.a].astype(self.dtype)
+
+
+class AccumulateGrad(XEffect):
+    """``.grad`` of leaf ``ref`` (dict key ``key``) += slot ``g`` (``fresh``: set, not added)."""
+    __slots__ = ("ref", "key", "g", "fresh")
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:
+        g = env[self.g]
+        if not self.fresh:
+            old = tr.pending[self.key] if self.key in tr.pending else tr.grads0[self.key]
+            if old is not None:
+                g = old + g
+        tr.pending[self.key] = env[ins.out] = g
+
+
+class SetGradX(XEffect):
+    """``.grad`` of leaf ``ref`` set to slot ``v`` (None: cleared)."""
+    __slots__ = ("ref", "key", "v")
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:
+        tr.pending[self.key] = None if self.v is None else env[self.v]
+
+
+class UpdateX(XEffect):
+    """An optimizer's update of its parameters in ``buckets`` ``(group index, params, state
+    names)``, by the optimizer's own formula (``_update_values``)."""
+    __slots__ = ("opt", "buckets")
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:
+        uc = tr.updates
+        tr.updates += 1
+        prog, inp = tr.program, tr.inp
+        nums_all, flags_all, hosts_all = inp["opt"][uc], tr.static[uc], prog._hosts[uc]
+        new_states = []
+        for (index, ps, names), nums, flags, hosts, bstate in zip(
+                self.buckets, nums_all, flags_all, hosts_all, inp["state"][uc]):
+            out_states = []
+            for p, st in zip(ps, bstate):
+                key = ObjectKey(id(p))
+                g = tr.pending[key] if key in tr.pending else tr.grads0[key]
+                if g is None:
+                    raise Unsupported("an optimizer step whose gradient is missing")
+                ti = prog._target_index[key]
+                cur = tr.written.get(ti)
+                if cur is None:
+                    cur = env[tr.ext_slots[id(p)][0]] if id(p) in tr.ext_slots else inp["params"][ti]
+                value, new = _update_values(self.opt, flags, nums, hosts, cur, g,
+                                            dict(zip(names, st)))
+                tr.written[ti] = value
+                for s in tr.ext_slots.get(id(p), ()):
+                    env[s] = value
+                out_states.append([new[n] for n in names])
+            new_states.append(out_states)
+        tr.states_out.append(new_states)
+
+
+class WriteData(XEffect):
+    """``t.data = v`` for the tensor ``ref`` (an argument or an object): a new array."""
+    __slots__ = ("ref", "v", "t_slot")
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:
+        tr.written[tr.program._target_index[leaf_key(self.ref)]] = env[self.v]
+        for s in tr.ext_slots.get(id(self.ref.obj), ()) if type(self.ref) is Object else ():
+            env[s] = env[self.v]
+
+
+class WriteInPlace(XEffect):
+    """An in-place write of slot ``v`` into ``ref`` (an argument, an object, or ``Slot``:
+    a result of the step), whose values were slot ``old``."""
+    __slots__ = ("ref", "v", "old", "dtype", "shape")
+
+    def trace(self, ins: Any, env: dict, tr: "_Trace") -> None:
+        v = _jnp.broadcast_to(env[self.v].astype(self.dtype), self.shape)
+        env[self.old] = v
+        if type(self.ref) is not Slot:
+            tr.written[tr.program._target_index[leaf_key(self.ref)]] = v
+
+
+class _Trace:
+    """What the effects of one traced call share: the ``.grad`` values pending and as they
+    came in, the new values of the tensors written, the optimizers' new states."""
+
+    __slots__ = ("program", "inp", "static", "grads0", "pending", "written", "ext_slots",
+                 "states_out", "updates")
+
+    def __init__(self, program: Any, inp: dict, static: tuple) -> None:
+        self.program, self.inp, self.static = program, inp, static
+        self.grads0 = dict(zip(program._grad_in_keys, inp["grads"]))
+        self.pending: dict = {}
+        self.written: dict = {}  # target index -> value
+        self.ext_slots: dict = {}
+        for t, s in program.loads:
+            self.ext_slots.setdefault(id(t), []).append(s)
+        self.states_out: list = []
+        self.updates = 0
 
 
 # ---------------------------------------------------------------- the builder
@@ -352,9 +491,9 @@ class XlaBuilder(Builder):
         if s in self.host_slots:
             self.host_slots.add(o)
             self.host_shapes[o] = (np.shape(e.out), np.asarray(e.out).dtype)
-            self._effect(XEffect("host", f=f, a=s), [s], o, "derive", "kernel")
+            self._effect(HostDerive(f, s), [s], o, "derive", "kernel")
         elif e.fn is np.copy:  # (an in-place op keeping its input's values: a value here)
-            self._effect(XEffect("copy", a=s), [s], o, "derive", "kernel")
+            self._effect(Copy(s), [s], o, "derive", "kernel")
         else:
             raise Unsupported(f"derive {getattr(e.fn, '__qualname__', e.fn)!r} of a value the "
                               "step computes")
@@ -366,11 +505,11 @@ class XlaBuilder(Builder):
         self.host_slots.add(o)
         self.host_shapes[o] = (np.shape(e.out), np.asarray(e.out).dtype)
         # role "effect": a draw runs on every call, whether read or not (the generator moves)
-        self._effect(XEffect("draw", f=functools.partial(e.fn, *e.args)), [], o, "draw")
+        self._effect(HostDraw(functools.partial(e.fn, *e.args)), [], o, "draw")
 
     def _ref(self, t: Tensor) -> Any:
         ref = self.leaf_ref(t)
-        if ref[0] == "made":
+        if type(ref) is Made:
             raise Unsupported("the .grad of a tensor made inside fn")
         return ref
 
@@ -383,8 +522,7 @@ class XlaBuilder(Builder):
         cleared = self.cleared.pop(key, None)
         if cleared is not None:
             self.code[cleared] = None
-        self._effect(XEffect("accumulate", ref=ref, key=key, g=gs, fresh=cleared is not None),
-                     [gs], o, "accumulate .grad")
+        self._effect(AccumulateGrad(ref, key, gs, cleared is not None), [gs], o, "accumulate .grad")
 
     def set_grad(self, e: SetGrad) -> None:
         ref = self._ref(e.t)
@@ -394,8 +532,7 @@ class XlaBuilder(Builder):
             self.cleared[key] = len(self.code)
         else:
             self.cleared.pop(key, None)
-        self._effect(XEffect("set_grad", ref=ref, key=key, v=v), [] if v is None else [v], None,
-                     "set .grad")
+        self._effect(SetGradX(ref, key, v), [] if v is None else [v], None, "set .grad")
 
     def host(self, e: Host) -> None:
         raise Unsupported(f"the host step {getattr(e.fn, '__qualname__', e.fn)!r}")
@@ -412,7 +549,7 @@ class XlaBuilder(Builder):
 
         def outlives(p: Tensor) -> bool:
             s = self.by_tensor.get(id(p))
-            return id(p) not in self.rec.made and (s is None or self.objects.get(s, ("",))[0] != "arg")
+            return id(p) not in self.rec.made and (s is None or type(self.objects.get(s)) is not Arg)
         plan = FlatUpdate.plan(opt, e.grads, _write) if all(map(outlives, opt.params)) else None
         if plan is None or plan.absent:
             raise Unsupported(f"the optimizer step {name!r} (parameters without a gradient, "
@@ -421,7 +558,7 @@ class XlaBuilder(Builder):
         self.hosts.append((opt,))
         self.cleared.clear()
         buckets = [(index, list(ps), names) for index, ps, names, _ in plan.specs]
-        self._effect(XEffect("update", opt=opt, buckets=buckets), [], None, name, "update")
+        self._effect(UpdateX(opt, buckets), [], None, name, "update")
 
     def write(self, e: Write) -> None:
         if e.inplace:
@@ -436,9 +573,9 @@ class XlaBuilder(Builder):
         if id(t) in self.rec.made:
             return
         ref = self.objects.get(old) if old is not None else None
-        if ref is None or ref[0] != "arg":
-            ref = ("object", t)
-        self._effect(XEffect("write", ref=ref, v=s, t_slot=old), [s], None, e.what)
+        if type(ref) is not Arg:
+            ref = Object(t)
+        self._effect(WriteData(ref, s, old), [s], None, e.what)
 
     def write_in_place(self, e: Write) -> None:
         t, v = e.t, e.value
@@ -446,7 +583,7 @@ class XlaBuilder(Builder):
         old = self.slot(t)
         arg = self.objects.get(old)
         external = any(old == k for _, k in self.externals)
-        if not external and (arg is None or arg[0] != "arg") and old in self.const:
+        if not external and type(arg) is not Arg and old in self.const:
             # a constant of the step written: the written value's slot from now on (as
             # lowering.Builder.write_in_place), with its checks
             if e.before is not None:
@@ -454,7 +591,7 @@ class XlaBuilder(Builder):
             self.check_not_a_view(old, t, e)
             if v._data.dtype != t._data.dtype:
                 o = self.new_slot()
-                self._effect(XEffect("cast", a=s, dtype=t._data.dtype), [s], o, e.what, "kernel")
+                self._effect(Cast(s, t._data.dtype), [s], o, e.what, "kernel")
                 s = o
             self.by_tensor[id(t)] = s
             self.by_array[id(t._data)] = s
@@ -462,14 +599,14 @@ class XlaBuilder(Builder):
         if old in self.views:
             raise Unsupported(f"{e.what} at {e.line}: an in-place write into a tensor a view "
                               "of which the step reads (XLA values do not share memory)")
-        if arg is not None and arg[0] == "arg":
+        if type(arg) is Arg:
             ref = arg
         elif external:
-            ref = ("object", t)
+            ref = Object(t)
         else:
-            ref = ("slot", old)
-        self._effect(XEffect("inplace", ref=ref, v=s, old=old, dtype=t._data.dtype,
-                             shape=t._data.shape), [s, old], None, e.what)
+            ref = Slot(old)
+        self._effect(WriteInPlace(ref, s, old, t._data.dtype, t._data.shape), [s, old], None,
+                     e.what)
 
 
 @functools.lru_cache(maxsize=1)
@@ -679,9 +816,8 @@ class XlaProgram(Program):
         self._code = code
         self._draft = None
         self.loads = [(ins.f, ins.out) for ins in draft["loads"]]
-        self.host_code = [ins for ins in code if type(ins.f) is XEffect and ins.f.kind in ("host", "draw")]
-        self.trace_code = [ins for ins in code if not (type(ins.f) is XEffect and
-                                                       ins.f.kind in ("host", "draw"))]
+        self.host_code = [ins for ins in code if isinstance(ins.f, XEffect) and ins.f.on_host]
+        self.trace_code = [ins for ins in code if not (isinstance(ins.f, XEffect) and ins.f.on_host)]
         host_outs = {ins.out for ins in self.host_code}
         arg_slots = [s for s, _ in self.arg_slots]
         read = {s for ins in self.trace_code for s in ins.reads} | set(slots_in(self.template))
@@ -692,30 +828,30 @@ class XlaProgram(Program):
         self.leaves: dict = {}
         for ins in code:
             f = ins.f
-            if type(f) is XEffect and f.kind in ("accumulate", "set_grad"):
+            if type(f) in (AccumulateGrad, SetGradX):
                 self.leaves.setdefault(f.key, f.ref)
-        self.updates = [ins.f for ins in code if type(ins.f) is XEffect and ins.f.kind == "update"]
+        self.updates = [ins.f for ins in code if type(ins.f) is UpdateX]
         for u in self.updates:
             for _, ps, _ in u.buckets:
                 for p in ps:
-                    self.leaves.setdefault(("object", id(p)), ("object", p))
+                    self.leaves.setdefault(ObjectKey(id(p)), Object(p))
         # tensors written (t.data =, in place, an optimizer's update): by identity
         self.targets: list = []   # refs, in the order the outputs come back
         self._replaced: set = set()  # targets whose array is replaced, not written in place
         self._target_index: dict = {}
         for ins in code:
             f = ins.f
-            if type(f) is XEffect and f.kind in ("write", "inplace") and f.ref[0] != "slot":
+            if type(f) in (WriteData, WriteInPlace) and type(f.ref) is not Slot:
                 self._target(f.ref)
-                if f.kind == "write":  # `t.data = v`: t gets a new array, as eagerly
-                    self._replaced.add(self._target_index[_tkey(f.ref)])
-            if type(f) is XEffect and f.kind == "update":
+                if type(f) is WriteData:  # `t.data = v`: t gets a new array, as eagerly
+                    self._replaced.add(self._target_index[leaf_key(f.ref)])
+            if type(f) is UpdateX:
                 for _, ps, _ in f.buckets:
                     for p in ps:
-                        self._target(("object", p))
+                        self._target(Object(p))
         self._check_sharing(externals)
         self._bumped = {i for i, r in enumerate(self.targets)
-                        if r[0] == "object" and any(r[1] is p for u in self.updates
+                        if type(r) is Object and any(r.obj is p for u in self.updates
                                                     for _, ps, _ in u.buckets for p in ps)}
         self.consts = {s: self.values[s] for s in self.const if s in read}
         self._leaf_keys = list(self.leaves)
@@ -725,16 +861,15 @@ class XlaProgram(Program):
         written, reads = set(), []
         for ins in self.trace_code:
             f = ins.f
-            if type(f) is not XEffect:
-                continue
-            if f.kind == "accumulate" and not f.fresh and f.key not in written and f.key not in reads:
+            kind = type(f)
+            if kind is AccumulateGrad and not f.fresh and f.key not in written and f.key not in reads:
                 reads.append(f.key)
-            if f.kind in ("accumulate", "set_grad"):
+            if kind is AccumulateGrad or kind is SetGradX:
                 written.add(f.key)
-            if f.kind == "update":
+            if kind is UpdateX:
                 for _, ps, _ in f.buckets:
                     for p in ps:
-                        k = ("object", id(p))
+                        k = ObjectKey(id(p))
                         if k not in written and k not in reads:
                             reads.append(k)
         self._grad_in_keys = reads
@@ -750,7 +885,7 @@ class XlaProgram(Program):
         self._fast: dict = {}  # static -> the last call's layout, jitted function and outputs
 
     def _target(self, ref: Any) -> None:
-        k = ("arg", ref[1]) if ref[0] == "arg" else ("object", id(ref[1]))
+        k = leaf_key(ref)
         if k not in self._target_index:
             self._target_index[k] = len(self.targets)
             self.targets.append(ref)
@@ -759,7 +894,7 @@ class XlaProgram(Program):
         """An XLA value never shares memory: a tensor written by the step (in place or by
         the optimizer) that shares its array with another tensor the step reads would be
         seen changed through that one by NumPy, not by XLA."""
-        written = [r[1] for r in self.targets if r[0] == "object"]
+        written = [r.obj for r in self.targets if type(r) is Object]
         others = [t for t, _ in externals]
         for w in written:
             for t in others:
@@ -795,70 +930,16 @@ class XlaProgram(Program):
         env: dict = {s: jnp.asarray(v) for s, v in self.consts.items()}
         env.update(inp["host"])
         env.update(inp["loads"])
-        grads0 = dict(zip(self._grad_in_keys, inp["grads"]))
-        states_out: list = []
-        pending: dict = {}
-        written: dict = {}  # target index -> value
-        ext_slots: dict = {}
-        for t, s in self.loads:
-            ext_slots.setdefault(id(t), []).append(s)
-        uc = 0
+        tr = _Trace(self, inp, static)
         for ins in self.trace_code:
             f = ins.f
             if type(f) is XKernel:
                 env[ins.out] = f([env[s] for s in ins.a], env)
-                continue
-            k = f.kind
-            if k == "copy":
-                env[ins.out] = env[f.a]
-            elif k == "cast":
-                env[ins.out] = env[f.a].astype(f.dtype)
-            elif k == "accumulate":
-                g = env[f.g]
-                if not f.fresh:
-                    old = pending[f.key] if f.key in pending else grads0[f.key]
-                    if old is not None:
-                        g = old + g
-                pending[f.key] = env[ins.out] = g
-            elif k == "set_grad":
-                pending[f.key] = None if f.v is None else env[f.v]
-            elif k == "write":
-                written[self._target_index[_tkey(f.ref)]] = env[f.v]
-                for s in ext_slots.get(id(f.ref[1]), ()) if f.ref[0] == "object" else ():
-                    env[s] = env[f.v]
-            elif k == "inplace":
-                v = jnp.broadcast_to(env[f.v].astype(f.dtype), f.shape)
-                env[f.old] = v
-                if f.ref[0] != "slot":
-                    written[self._target_index[_tkey(f.ref)]] = v
-            elif k == "update":
-                nums_all, flags_all, hosts_all = inp["opt"][uc], static[uc], self._hosts[uc]
-                states = inp["state"][uc]
-                uc += 1
-                new_states = []
-                for (index, ps, names), nums, flags, hosts, bstate in zip(
-                        f.buckets, nums_all, flags_all, hosts_all, states):
-                    out_states = []
-                    for p, st in zip(ps, bstate):
-                        key = ("object", id(p))
-                        g = pending[key] if key in pending else grads0[key]
-                        if g is None:
-                            raise Unsupported("an optimizer step whose gradient is missing")
-                        ti = self._target_index[key]
-                        cur = written.get(ti)
-                        if cur is None:
-                            cur = env[ext_slots[id(p)][0]] if id(p) in ext_slots else inp["params"][ti]
-                        value, new = _update_values(f.opt, flags, nums, hosts, cur, g,
-                                                    dict(zip(names, st)))
-                        written[ti] = value
-                        for s in ext_slots.get(id(p), ()):
-                            env[s] = value
-                        out_states.append([new[n] for n in names])
-                    new_states.append(out_states)
-                states_out.append(new_states)
+            else:
+                f.trace(ins, env, tr)  # the effect's own
         index = {k: i for i, k in enumerate(self._leaf_keys)}
-        return {"out": [env[s] for s in self._out_slots], "written": written, "states": states_out,
-                "grads": {index[k]: v for k, v in pending.items()}}
+        return {"out": [env[s] for s in self._out_slots], "written": tr.written,
+                "states": tr.states_out, "grads": {index[k]: v for k, v in tr.pending.items()}}
 
     @property
     def _out_slots(self) -> list:
@@ -923,7 +1004,7 @@ class XlaProgram(Program):
             if trial:  # (shapes only: a draw would move its generator)
                 env[ins.out] = _jax.ShapeDtypeStruct(*self._host_shapes[ins.out])
                 continue
-            out = f.f(env[f.a]) if f.kind == "host" else f.f()
+            out = f.host(env)
             out = env[ins.out] = np.asarray(out) if not isinstance(out, np.ndarray) else out
             if out.shape != self._host_shapes[ins.out][0]:  # (compiled for the recorded one)
                 raise Recapture(f"derive: the values give shape {out.shape}, the recording "
@@ -940,7 +1021,7 @@ class XlaProgram(Program):
         grads = []
         for key in self._grad_in_keys:
             ref = self.leaves[key]
-            t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
+            t = _tensor_of(ref, leaves)
             grads.append(None if t._grad is None else host_value(t._grad))
         params = [None] * len(self.targets)
         opt_nums, opt_flags, opt_state, steps = [], [], [], []
@@ -959,7 +1040,7 @@ class XlaProgram(Program):
                 else:
                     sb.append([[None] * len(names) for _ in sts])
                 for p in ps:
-                    ti = self._target_index[("object", id(p))]
+                    ti = self._target_index[ObjectKey(id(p))]
                     if self._carry is None or ti not in self._carried_written:
                         params[ti] = host_value(p)
                 tb.append((sts, None if t is None else t + 1))
@@ -983,7 +1064,7 @@ class XlaProgram(Program):
         """The carry's layout, from the shapes of a traced call's results ``out``."""
         keys = []
         for ti, v in sorted(out["written"].items()):
-            if self.targets[ti][0] == "object" and ti not in self._replaced:
+            if type(self.targets[ti]) is Object and ti not in self._replaced:
                 keys.append(("data", ti, v))
         for uc, ub in enumerate(out["states"]):
             for bi, bs in enumerate(ub):
@@ -991,7 +1072,7 @@ class XlaProgram(Program):
                     for ni, v in enumerate(ps):
                         keys.append(("state", (uc, bi, pi, ni), v))
         for j, v in sorted(out["grads"].items()):
-            if v is not None and self.leaves[self._leaf_keys[j]][0] == "object":
+            if v is not None and type(self.leaves[self._leaf_keys[j]]) is Object:
                 keys.append(("grad", j, v))
         sizes: dict = {}
         dts = sorted({np.dtype(v.dtype).str for _, _, v in keys})
@@ -1216,7 +1297,7 @@ class XlaProgram(Program):
             v = res["written"].get(i)
             if v is None:
                 continue
-            t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
+            t = _tensor_of(ref, leaves)
             if i in self._replaced:
                 t._data = np.array(v)
                 if i in self._bumped:
@@ -1237,7 +1318,7 @@ class XlaProgram(Program):
         made: dict = {}
         for i, value in res["grads"].items():
             ref = self.leaves[self._leaf_keys[i]]
-            t = leaves[ref[1]] if ref[0] == "arg" else ref[1]
+            t = _tensor_of(ref, leaves)
             t._grad = None if value is None else _wrap(np.array(value))
         outs = dict(zip(self._out_slots, res["out"]))
         return self._rebuild_x(self.template, outs, leaves, made)
@@ -1251,25 +1332,25 @@ class XlaProgram(Program):
         self._layout_carry(out)
 
     def _rebuild_x(self, t: Any, outs: dict, leaves: list, made: dict) -> Any:
-        kind = t[0]
-        if kind == "slot":
-            if t[1] in self.const:
-                return _wrap(np.array(self.values[t[1]]))
-            m = made.get(t[1])
+        kind = type(t)
+        if kind is Slot:
+            if t.slot in self.const:
+                return _wrap(np.array(self.values[t.slot]))
+            m = made.get(t.slot)
             if m is None:
-                m = made[t[1]] = _wrap(np.array(outs[t[1]]))
+                m = made[t.slot] = _wrap(np.array(outs[t.slot]))
             return m
-        if kind == "argument":
-            return leaves[t[1]]
-        if kind in ("object", "value"):
+        if kind is Argument:
+            return leaves[t.index]
+        if kind is Object or kind is Value:
             return t[1]
-        if kind == "list":
-            return [self._rebuild_x(v, outs, leaves, made) for v in t[1]]
-        if kind == "tuple":
-            return tuple(self._rebuild_x(v, outs, leaves, made) for v in t[1])
-        if kind == "namedtuple":
-            return t[1](*[self._rebuild_x(v, outs, leaves, made) for v in t[2]])
-        return {k: self._rebuild_x(v, outs, leaves, made) for k, v in t[1].items()}
+        if kind is List:
+            return [self._rebuild_x(v, outs, leaves, made) for v in t.items]
+        if kind is Tuple:
+            return tuple(self._rebuild_x(v, outs, leaves, made) for v in t.items)
+        if kind is Named:
+            return t.type(*[self._rebuild_x(v, outs, leaves, made) for v in t.items])
+        return {k: self._rebuild_x(v, outs, leaves, made) for k, v in t.items.items()}
 
 
 _EMPTY = np.zeros(0)
@@ -1280,8 +1361,9 @@ def _host_entry(a: Any) -> Any:
     return a.value() if type(a) is Pending else a
 
 
-def _tkey(ref: Any) -> Any:
-    return ("arg", ref[1]) if ref[0] == "arg" else ("object", id(ref[1]))
+def _tensor_of(ref: Any, leaves: list) -> Tensor:
+    """The tensor a leaf reference names in this call: its argument, or the object."""
+    return leaves[ref.index] if type(ref) is Arg else ref.obj
 
 
 def _store(t: Tensor, v: np.ndarray, bump: bool) -> None:
