@@ -14,8 +14,10 @@ The whole run takes about 7 minutes on 2 cores.
 A mutant is a small edit to one library file: an exact snippet of the source and what
 to put in its place, the pytest selection that ought to fail because of it, and a line
 saying what the bug is. Each mutant's snippet must occur exactly once in its file;
-otherwise the mutant is reported *stale* (the code it was written against has changed),
-so that a refactor cannot make it pass silently.
+otherwise the mutant is *stale* (the code it was written against has changed) and the
+script refuses to run at all (exit status 2, naming each stale mutant), so that a refactor
+cannot turn a mutant into a check that cannot fail. tests/engine/test_mutants_anchor.py
+checks the same in CI, without running any mutant.
 
 The repository's working tree is never touched. The files of the working tree (those git
 tracks or would track) are copied once into a temporary directory per worker. The
@@ -23,13 +25,13 @@ unmutated copy runs each selection first: a selection that fails there makes its
 mutants *invalid*. Then each mutant is applied in a worker's copy, the selection runs
 there (``python -m pytest -x -q -p no:cacheprovider <selection>``, with the copy as the
 working directory and on ``PYTHONPATH``, so ``import duograd`` loads the mutated copy;
-the script checks this before anything else), and the file is restored. A mutant is
+the script checks this before any mutant runs), and the file is restored. A mutant is
 *killed* when its selection fails (or times out), *SURVIVED* when it passes.
 
 The table lists every mutant and, for a killed one, the first test that failed; the kill
 rate counts the killed among the valid mutants that are not known to be equivalent
 (EQUIVALENT says why each of those cannot be killed). The exit status is non-zero if a
-mutant outside EQUIVALENT survives, or if any is stale or invalid.
+mutant outside EQUIVALENT survives, or if any is invalid.
 
 Ids name the part of the library: K the four kinds of bug issue 9 names, E ops rules,
 B ``sum_to``, T the traversal, I the listeners of ``_context`` (hooks, anomaly mode,
@@ -857,8 +859,24 @@ def _stop(proc: subprocess.Popen) -> None:
 # ---------------------------------------------------------------- running
 
 
-def _count(text: str, snippet: str) -> int:
-    return text.count(snippet)
+def stale(mutants: list[Mutant], root: str = REPO) -> list[str]:
+    """One line per mutant whose snippet does not occur exactly once in its file under
+    ``root`` (the code it was written against has changed): such a mutant cannot be
+    planted, a check that cannot fail. tests/engine/test_mutants_anchor.py asserts this
+    list is empty for the repository, so that a refactor making a mutant stale fails CI.
+    """
+    texts: dict[str, str | None] = {}
+    lines = []
+    for m in mutants:
+        if m.file not in texts:
+            path = os.path.join(root, m.file)
+            texts[m.file] = open(path).read() if os.path.isfile(path) else None
+        text = texts[m.file]
+        if text is None:
+            lines.append(f"{m.id}: {m.file} does not exist")
+        elif (n := text.count(m.old)) != 1:
+            lines.append(f"{m.id}: its snippet occurs {n} times in {m.file} (must be exactly once)")
+    return lines
 
 
 def main(argv: list[str]) -> int:
@@ -907,7 +925,16 @@ def _run(chosen: list[Mutant], jobs: int, args: argparse.Namespace, tmp: str) ->
               f"git revision {args.rev}" if args.rev else f"the working tree of {REPO}")
     print(f"{len(chosen)} mutants, {jobs} at a time, in copies of {source} under {tmp}")
 
-    # 1. `import duograd` must load the copy, under pytest as the mutants will run it.
+    # 1. Stale mutants: each snippet must occur exactly once, or nothing runs.
+    problems = stale(chosen, roots[0])
+    if problems:
+        print(f"ABORT: {len(problems)} stale mutant(s), retarget them to the current code:",
+              file=sys.stderr)
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
+        return 2
+
+    # 2. `import duograd` must load the copy, under pytest as the mutants will run it.
     for r in roots:
         check = os.path.join(r, "tests", "zz_mutants_where_check.py")
         with open(check, "w") as f:
@@ -919,19 +946,9 @@ def _run(chosen: list[Mutant], jobs: int, args: argparse.Namespace, tmp: str) ->
             return 2
     print("check: `import duograd` under pytest loads each copy, not the repository")
 
-    # 2. Stale mutants: the snippet must occur exactly once.
-    originals: dict[str, str] = {}
+    originals = {m.file: open(os.path.join(roots[0], m.file)).read() for m in chosen}
     result: dict[str, tuple[str, float, str]] = {}
-    runnable = []
-    for m in chosen:
-        path = os.path.join(roots[0], m.file)
-        if m.file not in originals:
-            originals[m.file] = open(path).read() if os.path.isfile(path) else ""
-        n = _count(originals[m.file], m.old)
-        if n != 1:
-            result[m.id] = ("stale", 0.0, f"snippet found {n} times in {m.file}")
-        else:
-            runnable.append(m)
+    runnable = chosen
 
     # 3. The unmutated copy must pass every selection.
     pool: queue.Queue[str] = queue.Queue()
@@ -994,19 +1011,19 @@ def _run(chosen: list[Mutant], jobs: int, args: argparse.Namespace, tmp: str) ->
     counted = [m for m in chosen if m.id not in EQUIVALENT and result[m.id][0] in ("killed", "SURVIVED")]
     killed = [m for m in counted if result[m.id][0] == "killed"]
     survived = [m.id for m in counted if result[m.id][0] == "SURVIVED"]
-    bad = [m.id for m in chosen if result[m.id][0] in ("stale", "invalid", "error")]
+    bad = [m.id for m in chosen if result[m.id][0] in ("invalid", "error")]
     equivalent = [m for m in chosen if m.id in EQUIVALENT]
     print("-" * len(head))
     rate = 100.0 * len(killed) / len(counted) if counted else 0.0
     print(f"kill rate: {len(killed)} of {len(counted)} non-equivalent mutants killed ({rate:.1f}%)"
-          f"; {len(equivalent)} equivalent, {len(bad)} stale/invalid/error; "
+          f"; {len(equivalent)} equivalent, {len(bad)} invalid/error; "
           f"{time.monotonic() - t0:.0f} s in all")
     for m in equivalent:
         print(f"equivalent {m.id}: {EQUIVALENT[m.id]} (result: {result[m.id][0]})")
     if survived:
         print(f"SURVIVED (not known to be equivalent): {', '.join(survived)}")
     if bad:
-        print(f"stale, invalid or error: {', '.join(bad)}")
+        print(f"invalid or error: {', '.join(bad)}")
     return 1 if survived or bad else 0
 
 
