@@ -710,6 +710,13 @@ MUTANTS: list[Mutant] = [
            "cos = math.cos(math.pi * self.last_epoch / self.T_max)\n"
            "        return self.eta_min + self.base_lr * (1 + cos) / 2",
            SCHED, "CosineAnnealingLR overshoots by eta_min"),
+    Mutant("R-warm-restarts-eta-min", "duograd/optim/lr_scheduler.py",
+           "cos = math.cos(math.pi * self.T_cur / self.T_i)\n"
+           "        return self.eta_min + (self.base_lr - self.eta_min) * (1 + cos) / 2",
+           "cos = math.cos(math.pi * self.T_cur / self.T_i)\n"
+           "        return self.eta_min + self.base_lr * (1 + cos) / 2",
+           "tests/nn_optim/test_lr_scheduler_new.py -k warm_restarts",
+           "CosineAnnealingWarmRestarts overshoots by eta_min (the cosine's other copy)"),
     Mutant("R-linear-no-hold", "duograd/optim/lr_scheduler.py",
            "frac = min(self.last_epoch, self.total_iters) / self.total_iters",
            "frac = self.last_epoch / self.total_iters",
