@@ -14,8 +14,10 @@ The whole run takes about 7 minutes on 2 cores.
 A mutant is a small edit to one library file: an exact snippet of the source and what
 to put in its place, the pytest selection that ought to fail because of it, and a line
 saying what the bug is. Each mutant's snippet must occur exactly once in its file;
-otherwise the mutant is reported *stale* (the code it was written against has changed),
-so that a refactor cannot make it pass silently.
+otherwise the mutant is *stale* (the code it was written against has changed) and the
+script refuses to run at all (exit status 2, naming each stale mutant), so that a refactor
+cannot turn a mutant into a check that cannot fail. tests/engine/test_mutants_anchor.py
+checks the same in CI, without running any mutant.
 
 The repository's working tree is never touched. The files of the working tree (those git
 tracks or would track) are copied once into a temporary directory per worker. The
@@ -23,13 +25,13 @@ unmutated copy runs each selection first: a selection that fails there makes its
 mutants *invalid*. Then each mutant is applied in a worker's copy, the selection runs
 there (``python -m pytest -x -q -p no:cacheprovider <selection>``, with the copy as the
 working directory and on ``PYTHONPATH``, so ``import duograd`` loads the mutated copy;
-the script checks this before anything else), and the file is restored. A mutant is
+the script checks this before any mutant runs), and the file is restored. A mutant is
 *killed* when its selection fails (or times out), *SURVIVED* when it passes.
 
 The table lists every mutant and, for a killed one, the first test that failed; the kill
 rate counts the killed among the valid mutants that are not known to be equivalent
 (EQUIVALENT says why each of those cannot be killed). The exit status is non-zero if a
-mutant outside EQUIVALENT survives, or if any is stale or invalid.
+mutant outside EQUIVALENT survives, or if any is invalid.
 
 Ids name the part of the library: K the four kinds of bug issue 9 names, E ops rules,
 B ``sum_to``, T the traversal, I the listeners of ``_context`` (hooks, anomaly mode,
@@ -433,16 +435,16 @@ MUTANTS: list[Mutant] = [
            "",
            f"{OPS} {GAPS}", "a tangent is not broadcast to its output's shape"),
     Mutant("F-no-graph", "duograd/func.py",
-           "return any(type(n) is not Node and id(n) not in ids for n in _toposort(roots)) if roots else False",
-           "return False",
+           "    create = _needs_graph(outs, aliases, primals)\n",
+           "    create = False\n",
            HFUNC, "func.vjp never records its backward pass: grad(grad(f)) breaks"),
     Mutant("F-jacrev-transposed", "duograd/func.py",
-           "jacs.append(tuple(ops.stack([r[k].reshape(-1) for r in rows]).reshape(o.shape + x.shape)",
-           "jacs.append(tuple(ops.stack([r[k].reshape(-1) for r in rows], axis=-1).reshape(o.shape + x.shape)",
+           "jacs.append(tuple(r.reshape(o.shape + x.shape) for r, x in zip(rows, sel)))",
+           "jacs.append(tuple(r.reshape(m, -1).T.reshape(o.shape + x.shape) for r, x in zip(rows, sel)))",
            HFUNC, "jacrev stacks rows as columns (the Jacobian transposed)"),
     Mutant("F-jacfwd-transposed", "duograd/func.py",
-           "by_arg.append([ops.stack([c[i].reshape(-1) for c in cols], axis=-1)",
-           "by_arg.append([ops.stack([c[i].reshape(-1) for c in cols], axis=0)",
+           "by_arg.append([c.reshape(tuple(c.shape[:-1]) + x.shape) for c in cols])",
+           "by_arg.append([c.reshape(-1, m).T.reshape(tuple(c.shape[:-1]) + x.shape) for c in cols])",
            HFUNC, "jacfwd stacks columns as rows (the Jacobian transposed)"),
     Mutant("F-value-drops-tangent", "duograd/func.py",
            "shown = tuple(ops.stop_gradient_p(o) for o in outs)",
@@ -615,13 +617,14 @@ MUTANTS: list[Mutant] = [
            "        return last(x)\n", "        return act(last(x))\n",
            NN, "MLP activates its last layer (no logits)"),
     Mutant("N-shared-twice", "duograd/nn/modules.py",
-           "            if id(p) not in seen:\n", "            if True:\n",
+           "            if id(p) not in seen or not remove_duplicate:\n", "            if True:\n",
            NN, "a parameter shared by two layers is listed twice"),
     Mutant("N-rng-reseeded", "duograd/nn/modules.py",
            "Linear(sizes[i], sizes[i + 1], rng=gen)", "Linear(sizes[i], sizes[i + 1], rng=rng)",
            NN, "MLP reseeds every layer from the int seed (identical draws per layer)"),
     Mutant("N-state-not-copied", "duograd/nn/modules.py",
-           "out[name] = t._data.copy()", "out[name] = t._data",
+           "out[prefix + name] = t if keep_vars else t._data.copy()",
+           "out[prefix + name] = t if keep_vars else t._data",
            NN, "state_dict hands out the live arrays instead of copies"),
     Mutant("N-partial-load", "duograd/nn/modules.py",
            "        if problems:\n            raise _StateDictError(f\"{type(self).__name__}.load_state_dict: \"",
@@ -655,32 +658,34 @@ MUTANTS: list[Mutant] = [
            "d = g + wd * p._data if wd != 0.0 else g", "d = g - wd * p._data if wd != 0.0 else g",
            OPTIM, "SGD weight decay pushes weights away from 0"),
     Mutant("O-sgd-dampening", "duograd/optim/foreach.py",
-           "buf += d if damp == 0.0 else _mul(d, 1 - damp, tmp)",
-           "buf += _mul(d, 1 - mu, tmp)",
+           "buf = xp.iadd(buf, xp.damped(d, damp, tmp))",
+           "buf = xp.iadd(buf, xp.damped(d, mu, tmp))",
            OPTIM, "SGD momentum with dampening (torch's default has none)"),
     Mutant("O-nesterov-ignored", "duograd/optim/foreach.py",
-           "return nesterov_direction(d, buf, mu, tmp) if nesterov else buf", "return buf",
+           "return buf, nesterov_direction_(xp, d, buf, mu, tmp) if nesterov else buf",
+           "return buf, buf",
            OPTIM, "SGD ignores nesterov=True"),
     Mutant("O-adam-bias", "duograd/optim/__init__.py",
            "                                lr / (1 - b1 ** t), (1 - b2 ** t) ** 0.5)",
            "                                lr, (1 - b2 ** t) ** 0.5)",
            OPTIM, "Adam without the first moment's bias correction"),
     Mutant("O-adam-v", "duograd/optim/foreach.py",
-           "    sq *= g\n    v += sq\n    denom = _sqrt(v, tmp)\n",
-           "    v += sq\n    denom = _sqrt(v, tmp)\n",
+           "    sq = xp.imul(sq, g)\n    v = xp.iadd(v, sq)\n",
+           "    v = xp.iadd(v, sq)\n",
            OPTIM, "Adam's second moment averages g, not g^2"),
     Mutant("O-adam-eps", "duograd/optim/foreach.py",
-           "denom = _sqrt(v, tmp)\n    denom /= root_bc2\n    denom += eps\n",
-           "denom = _sqrt(v + eps, tmp)\n    denom /= root_bc2\n",
+           "    denom = xp.sqrt(v, tmp)\n    denom = xp.idiv(denom, root_bc2)\n    denom = xp.iadd(denom, eps)\n",
+           "    denom = xp.sqrt(xp.add(v, eps), tmp)\n    denom = xp.idiv(denom, root_bc2)\n",
            OPTIM, "Adam's eps inside the square root"),
     Mutant("O-adamw-decay", "duograd/optim/__init__.py",
            "param = param * (1 - lr * wd)", "param = param * (1 - wd)",
            OPTIM, "AdamW's decoupled decay not scaled by lr"),
     Mutant("O-rmsprop-eps", "duograd/optim/foreach.py",
-           "        avg = _sqrt(s, tmp)\n", "        avg = _sqrt(s + eps, tmp)\n        avg -= eps\n",
+           "        avg = xp.sqrt(s, tmp)\n",
+           "        avg = xp.sqrt(xp.add(s, eps), tmp)\n        avg = xp.sub(avg, eps, xp.out(avg))\n",
            OPTIM, "RMSprop's eps inside the square root"),
     Mutant("O-rmsprop-centered", "duograd/optim/foreach.py",
-           "        avg = _sub(s, avg, _out(avg))\n", "        avg = _sub(s, 0.0, _out(avg))\n",
+           "        avg = xp.sub(s, avg, xp.out(avg))\n", "        avg = xp.sub(s, 0.0, xp.out(avg))\n",
            OPTIM, "RMSprop ignores centered=True"),
     Mutant("O-skip-none", "duograd/optim/__init__.py",
            "                if grad is not None:\n                    g = grad._data",
@@ -700,9 +705,18 @@ MUTANTS: list[Mutant] = [
            "        self._apply()\n        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)",
            SCHED, "step() sets the lr of the epoch it leaves, one behind"),
     Mutant("R-cosine-eta-min", "duograd/optim/lr_scheduler.py",
-           "return self.eta_min + (self.base_lr - self.eta_min) * (1 + cos) / 2",
-           "return self.eta_min + self.base_lr * (1 + cos) / 2",
+           "cos = math.cos(math.pi * self.last_epoch / self.T_max)\n"
+           "        return self.eta_min + (self.base_lr - self.eta_min) * (1 + cos) / 2",
+           "cos = math.cos(math.pi * self.last_epoch / self.T_max)\n"
+           "        return self.eta_min + self.base_lr * (1 + cos) / 2",
            SCHED, "CosineAnnealingLR overshoots by eta_min"),
+    Mutant("R-warm-restarts-eta-min", "duograd/optim/lr_scheduler.py",
+           "cos = math.cos(math.pi * self.T_cur / self.T_i)\n"
+           "        return self.eta_min + (self.base_lr - self.eta_min) * (1 + cos) / 2",
+           "cos = math.cos(math.pi * self.T_cur / self.T_i)\n"
+           "        return self.eta_min + self.base_lr * (1 + cos) / 2",
+           "tests/nn_optim/test_lr_scheduler_new.py -k warm_restarts",
+           "CosineAnnealingWarmRestarts overshoots by eta_min (the cosine's other copy)"),
     Mutant("R-linear-no-hold", "duograd/optim/lr_scheduler.py",
            "frac = min(self.last_epoch, self.total_iters) / self.total_iters",
            "frac = self.last_epoch / self.total_iters",
@@ -852,8 +866,24 @@ def _stop(proc: subprocess.Popen) -> None:
 # ---------------------------------------------------------------- running
 
 
-def _count(text: str, snippet: str) -> int:
-    return text.count(snippet)
+def stale(mutants: list[Mutant], root: str = REPO) -> list[str]:
+    """One line per mutant whose snippet does not occur exactly once in its file under
+    ``root`` (the code it was written against has changed): such a mutant cannot be
+    planted, a check that cannot fail. tests/engine/test_mutants_anchor.py asserts this
+    list is empty for the repository, so that a refactor making a mutant stale fails CI.
+    """
+    texts: dict[str, str | None] = {}
+    lines = []
+    for m in mutants:
+        if m.file not in texts:
+            path = os.path.join(root, m.file)
+            texts[m.file] = open(path).read() if os.path.isfile(path) else None
+        text = texts[m.file]
+        if text is None:
+            lines.append(f"{m.id}: {m.file} does not exist")
+        elif (n := text.count(m.old)) != 1:
+            lines.append(f"{m.id}: its snippet occurs {n} times in {m.file} (must be exactly once)")
+    return lines
 
 
 def main(argv: list[str]) -> int:
@@ -902,7 +932,16 @@ def _run(chosen: list[Mutant], jobs: int, args: argparse.Namespace, tmp: str) ->
               f"git revision {args.rev}" if args.rev else f"the working tree of {REPO}")
     print(f"{len(chosen)} mutants, {jobs} at a time, in copies of {source} under {tmp}")
 
-    # 1. `import duograd` must load the copy, under pytest as the mutants will run it.
+    # 1. Stale mutants: each snippet must occur exactly once, or nothing runs.
+    problems = stale(chosen, roots[0])
+    if problems:
+        print(f"ABORT: {len(problems)} stale mutant(s), retarget them to the current code:",
+              file=sys.stderr)
+        for line in problems:
+            print(f"  {line}", file=sys.stderr)
+        return 2
+
+    # 2. `import duograd` must load the copy, under pytest as the mutants will run it.
     for r in roots:
         check = os.path.join(r, "tests", "zz_mutants_where_check.py")
         with open(check, "w") as f:
@@ -914,19 +953,9 @@ def _run(chosen: list[Mutant], jobs: int, args: argparse.Namespace, tmp: str) ->
             return 2
     print("check: `import duograd` under pytest loads each copy, not the repository")
 
-    # 2. Stale mutants: the snippet must occur exactly once.
-    originals: dict[str, str] = {}
+    originals = {m.file: open(os.path.join(roots[0], m.file)).read() for m in chosen}
     result: dict[str, tuple[str, float, str]] = {}
-    runnable = []
-    for m in chosen:
-        path = os.path.join(roots[0], m.file)
-        if m.file not in originals:
-            originals[m.file] = open(path).read() if os.path.isfile(path) else ""
-        n = _count(originals[m.file], m.old)
-        if n != 1:
-            result[m.id] = ("stale", 0.0, f"snippet found {n} times in {m.file}")
-        else:
-            runnable.append(m)
+    runnable = chosen
 
     # 3. The unmutated copy must pass every selection.
     pool: queue.Queue[str] = queue.Queue()
@@ -989,19 +1018,19 @@ def _run(chosen: list[Mutant], jobs: int, args: argparse.Namespace, tmp: str) ->
     counted = [m for m in chosen if m.id not in EQUIVALENT and result[m.id][0] in ("killed", "SURVIVED")]
     killed = [m for m in counted if result[m.id][0] == "killed"]
     survived = [m.id for m in counted if result[m.id][0] == "SURVIVED"]
-    bad = [m.id for m in chosen if result[m.id][0] in ("stale", "invalid", "error")]
+    bad = [m.id for m in chosen if result[m.id][0] in ("invalid", "error")]
     equivalent = [m for m in chosen if m.id in EQUIVALENT]
     print("-" * len(head))
     rate = 100.0 * len(killed) / len(counted) if counted else 0.0
     print(f"kill rate: {len(killed)} of {len(counted)} non-equivalent mutants killed ({rate:.1f}%)"
-          f"; {len(equivalent)} equivalent, {len(bad)} stale/invalid/error; "
+          f"; {len(equivalent)} equivalent, {len(bad)} invalid/error; "
           f"{time.monotonic() - t0:.0f} s in all")
     for m in equivalent:
         print(f"equivalent {m.id}: {EQUIVALENT[m.id]} (result: {result[m.id][0]})")
     if survived:
         print(f"SURVIVED (not known to be equivalent): {', '.join(survived)}")
     if bad:
-        print(f"stale, invalid or error: {', '.join(bad)}")
+        print(f"invalid or error: {', '.join(bad)}")
     return 1 if survived or bad else 0
 
 
