@@ -445,6 +445,12 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return len(self._data)
 
+    def __iter__(self) -> Any:
+        """The sub-tensors along the first dimension, as torch's; a 0-d tensor raises."""
+        if not self._data.ndim:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self._data)))
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` in place and return the tensor (only a floating tensor can
         require grad, as in torch)."""
@@ -475,6 +481,13 @@ class Tensor:
 
 _CONSTANTS: dict = {}
 
+# The ids of the arrays of the 0-d Tensors that stand for Python numbers while a
+# ``dg.compile`` recording runs: its number arguments' stand-ins, what is computed from them
+# alone and the numbers the engine lifts (``_number``). ``_result_type`` ranks them as the
+# Python numbers they stand for (torch's "wrapped numbers"): a float32 tensor times a
+# stand-in stays float32. Empty outside such a recording (``capture.recording.Recorder``).
+_WEAK: set = set()
+
 
 def _number(x: Any, dtype: np.dtype) -> Tensor:
     """A Python number as a graph-less 0-d constant of ``dtype``, shared between calls
@@ -489,36 +502,9 @@ def _number(x: Any, dtype: np.dtype) -> Tensor:
             if len(_CONSTANTS) > 4096:
                 _CONSTANTS.clear()
             _CONSTANTS[key] = t
+    if _WEAK:
+        _WEAK.add(id(t._data))
     return t
-
-
-class _Input:
-    """The mark of a number argument of a ``dg.compile`` recording (``capture.recording``'s
-    subclasses of float and int): an input of the program, read on every call. Where the
-    engine makes an array of it, the array is derived from it (``_derive``), so that a
-    replay computes it from that call's value. ``_dg_value`` is the plain number (the
-    engine reads it there: NumPy would call the subclass's ``__float__``)."""
-
-    __slots__ = ()
-    _dg_value: Any
-
-
-def _odd_number(x: Any, dtype: np.dtype) -> Tensor:
-    """``_number`` for a number that is not exactly a float or an int (the slow path): a
-    recording's number argument becomes a 0-d array derived from it, in ``dtype``."""
-    if isinstance(x, _Input):
-        return _wrap(_derive(_number_array, x, dtype=dtype))
-    return _number(x, dtype)
-
-
-def _number_array(x: Any, dtype: np.dtype) -> np.ndarray:
-    """The 0-d array of the number ``x`` in ``dtype``, as ``_number`` makes it."""
-    return np.array(x._dg_value if isinstance(x, _Input) else x, dtype=dtype)
-
-
-def _input_array(x: Any, dtype: Any) -> np.ndarray:
-    """``Tensor(x)``'s array of the number ``x``."""
-    return _as_array(x._dg_value if isinstance(x, _Input) else x, dtype, copy=True)
 
 
 def _number_dtype(x: Any) -> np.dtype | None:
@@ -549,8 +535,6 @@ def _as_tensor(x: Any, dtype: Any = None, op: str = "tensor") -> Tensor:
             raise TypeError(f"{op}: {e}; expected a Tensor, a number or a NumPy array of "
                             "numbers") from None
         return _wrap(arr)
-    if isinstance(x, _Input):
-        return _odd_number(x, _number_dtype(x) if dtype is None else np.dtype(dtype))
     raise TypeError(f"{op}: unsupported operand type {type(x).__name__}; expected a "
                     "Tensor, a number or a NumPy array")
 
@@ -576,7 +560,7 @@ def _lift_all(op: str, args: tuple, rule: str = "elementwise") -> tuple[Tensor, 
             elif type(b) is Tensor:
                 da, db = a._data.dtype, b._data.dtype
                 # One dtype, or a bool mask (NumPy keeps the other dtype, as torch's table).
-                if da is db or (da.kind == "b" or db.kind == "b") and op != "sub":
+                if da is db or (da.kind == "b" or db.kind == "b") and op != "sub" and not _WEAK:
                     return args
             elif type(b) is _ndarray and b.dtype == a._data.dtype and b.dtype.kind == "f":
                 return a, _wrap(_derive(_operand_array, b, dtype=b.dtype))  # one float dtype
@@ -612,6 +596,9 @@ def _result_type(args: Any, op: str) -> np.dtype:
     for a in args:
         if isinstance(a, Tensor):
             a = a._data
+            if _WEAK and id(a) in _WEAK:  # a stand-in for a Python number: ranked as one
+                num_cat = max(num_cat, _CATEGORY[a.dtype.kind])
+                continue
         if isinstance(a, np.ndarray):
             (dims if a.ndim else zeros).append(a.dtype)
             continue
@@ -660,7 +647,7 @@ def _promote(op: str, args: tuple) -> tuple[Tensor, ...]:
         elif isinstance(a, (list, tuple)):
             a = _wrap(_operand_array(_as_array(a, op=op), res))
         else:
-            a = _number(a, res) if type(a) is float or type(a) is int else _odd_number(a, res)
+            a = _number(a, res)
         out.append(a)
     return tuple(out)
 
@@ -699,8 +686,6 @@ def _leaf(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any
     _check_device(device)
     if isinstance(data, (Tensor, np.ndarray)):
         arr = _derive(_as_array, data, dtype=dtype, copy=True)
-    elif isinstance(data, _Input):  # a dg.compile recording's number argument
-        arr = _derive(_input_array, data, dtype=dtype)
     else:  # numbers and lists are values of the call, not arrays that can change
         arr = _as_array(data, dtype, copy=True)
     t = _wrap(arr)

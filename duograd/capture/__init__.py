@@ -59,28 +59,36 @@ Signatures and guards: one program per signature, the types, shapes, dtypes, lay
 the Python number arguments, the other arguments by value, and whether grad mode is on; at
 most ``CACHE_SIZE`` of them, least recently used evicted.
 
-**Number arguments** (a Python float or int, not a bool) are inputs of the program, as
-arrays are: while recording each enters ``fn`` as a ``recording.NumberInput`` (a float or
-int that knows its argument), and where the engine makes a 0-d array of it (``x * lr``,
-``lr * p.grad``, ``dg.tensor(lr)``) that array is a ``Derive`` from the argument, computed
-again from each call's value. A number whose value decides the program is keyed by its
-value instead: one used in Python (its methods: arithmetic with another number, a
-comparison, ``int()``, ``str()``), kept by ``fn`` past the recording (an op's keyword, a host
-step's argument: found in the recording's records; an attribute: found alive, by a weak
-reference, after the recording let go of it, and where it was stored into a dict that
-``fn`` reaches, a replay checks it is still there: ``recording.NumberInputs``), or found by the verification: the first call
-with a new value of a number runs ``fn`` eagerly, records again and compares the two
-recordings with the number's arrays masked (``Compiled._verify``); a difference keys that
-number by value. ``dg.compile(fn, static_argnums=..., static_argnames=...)`` keys numbers
-by value from the start. Each program also checks, every call, the shapes, dtypes and
-``requires_grad`` of the tensors it reads but was not given, the flags and plain settings
-of the modules it called (a Dropout's ``p``: ``_context.attr``), every module's ``training``
-read while recording (``nn.Module.training`` reports each read, called or not), and the
-plain Python values ``fn``'s code reads outside its arguments: names of its globals and
-closure, attribute chains on the objects found there or on ``self`` (``cfg.scale``), a
-dict's entry at a constant key, with the identity of each object on the way
-(``capture.reads``, which scans ``fn``'s code and the code it reaches); a change records
-again.
+**Number arguments** (a Python float or int, not a bool) follow ``torch.compile``'s
+automatic dynamic shapes. At its first value for a signature a number is static: ``fn``
+gets the plain number and the program is keyed by its value. At another value it becomes
+an input of that signature's programs: ``fn`` is recorded once more with the number as a
+*stand-in*, a 0-d Tensor of it (float64 for a float, int64 for an int:
+``recording.standin``) in an argument slot of the program, so ``x * lr`` is an ordinary
+operation on an input, and later values replay. While recording, the engine ranks the
+stand-in and what is computed from it alone as the Python number it stands for
+(``_tensor._WEAK``, as torch's wrapped numbers): a float32 tensor times it stays float32,
+with the bits of the tensor times the float. Uses that decide the program make the number
+static for good for that signature (``recording.Numbers``): its value read into Python
+(``float(lr)``, ``math.sqrt(lr)``, ``bool(lr > 0.5)``, ``.item()``, ``np.asarray``: the
+engine's ``_context.read``), an operation on it alone whose NumPy kernel may round
+otherwise than Python (``round``, ``**``), an op's keyword, a host step's, a draw's or a
+module setting's argument, an array derived from it outside the operations, a return of
+it (or of a number computed from it alone), or a reference to it still alive after the
+recording and its program let go of it (a weak reference: ``fn`` stored it). Then what
+that run changed is put back (``_state_of`` of the signature's last program) and ``fn``
+runs again, recorded, with the plain number: its result is the call's. A signature whose
+``fn`` stores a number replays a program only right after its own recording (a replay
+does not store it again). ``dg.compile(fn, static_argnums=..., static_argnames=...)``
+keys numbers by value from the start. Each program also checks, every call, the shapes,
+dtypes and ``requires_grad`` of the tensors it reads but was not given, the flags and
+plain settings of the modules it called (a Dropout's ``p``: ``_context.attr``), every
+module's ``training`` read while recording (``nn.Module.training`` reports each read,
+called or not), and the plain Python values ``fn``'s code reads outside its arguments:
+names of its globals and closure, attribute chains on the objects found there or on
+``self`` (``cfg.scale``), a dict's entry at a constant key, with the identity of each
+object on the way (``capture.reads``, which scans ``fn``'s code and the code it reaches); a
+change records again.
 
 What cannot be captured: Python decisions on tensor values (``if loss.item() > 1:``) are
 frozen at the recorded branch, and so is anything computed in plain NumPy or Python from

@@ -1,23 +1,21 @@
 """``dg.compile`` and ``Compiled``: the cache of programs by signature, the recording
 call, and ``recheck_every``'s comparison of two recordings.
 
-Number arguments, in one place: a Python float or int argument (not a bool, not named
-static) is part of the signature by its type only. While recording it enters ``fn`` as a
-``recording.NumberInput``; where the engine makes a 0-d array of it, the array is a
-``Derive`` from the argument, recomputed by each replay from that call's value. Its uses
-that decide the program make it static, keyed by value (``recording.NumberInputs``: a
-method called in Python, a record that holds it, or alive after the recording let go of
-it). What no method call shows (``math.sqrt(lr)``) is found by the verification: the
-first call with a new value of a number not yet confirmed runs ``fn`` eagerly, records
-again, and compares the two recordings' fingerprints (``Printer``; each record prints
-itself) with the number's own arrays masked; equal, the number is an input from then on
-and the second recording is dropped, not counted in ``.traces``; different, it is keyed by
-value. So a learning-rate sweep records once, as with ``torch.compile``'s automatic dynamic
-shapes, with the difference that the first program already reads the number (torch's is
-specialised to the first value and recompiled at the second): the verification needs a
-recording that holds the number as an input to compare with. Nothing here reads the
-interpreter's internals (no reference counts, no ``gc`` referrers, no ``ctypes``: NumPy's
-global generator is compared through ``np.random.get_state``)."""
+Number arguments, in one place (``torch.compile``'s automatic dynamic shapes): a Python
+float or int argument (not a bool, not named static) is part of the signature by its type,
+and of the cache key by its value while it is static. Per signature (``_Numbers``): at
+its first value it is static (``fn`` gets the plain number); at another value, ``_miss``
+records ``fn`` with the number as a 0-d Tensor stand-in (``recording.standin``), an
+argument slot of the program, which each replay fills with that call's value
+(``_number_arrays``). If the recording found a use that decides the program
+(``recording.Numbers``: a read into Python, an op's keyword, a host step's argument, a
+return, a reference alive afterwards, an error), what it changed is put back and ``fn``
+runs again with the plain number, the number static for good; else it is an input of the
+signature's programs from then on. So a learning-rate sweep records twice: once at its
+first value, once more at its second. ``traces`` counts the programs kept (an abandoned
+stand-in run is not one). Nothing here reads the interpreter's internals (no reference
+counts, no ``gc`` referrers, no ``ctypes``: NumPy's global generator is compared through
+``np.random.get_state``)."""
 
 from __future__ import annotations
 
@@ -33,16 +31,14 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _context
-from .._context import Host
-from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
+from .._tensor import _CONSTANTS, Tensor, _wrap
 from .instructions import Recapture
 from .lowering import Builder
-from .program import Program, _snapshot
+from .program import Program, _reached, _snapshot
 from . import trees
 from .reads import plain_reads
-from .refs import (Arg, Argument, Const, Dict, External, Named, Object, ObjectKey, Record, Slot,
-                   Value)
-from .recording import NumberInputs, Recorder, signature
+from .refs import (Arg, Const, External, ObjectKey, Record, Value)
+from .recording import Numbers, Recorder, signature, standin
 
 CACHE_SIZE = 8             # programs kept per compiled function (least recently used evicted)
 
@@ -61,8 +57,6 @@ def _print(v: Any, where: dict | None = None, by_identity: bool = False) -> Any:
             return where[id(v)]
         return ("array", v.shape, v.dtype.str,
                 hashlib.sha1(np.ascontiguousarray(v).tobytes()).hexdigest())
-    if isinstance(v, _Input):
-        return ("number", _number_key(v._dg_value))
     if isinstance(v, float):
         return ("float", float.hex(v))
     if isinstance(v, (bool, int, str, type(None))):
@@ -216,10 +210,10 @@ def _as_tensors(args: tuple, kwargs: dict, leaves: list) -> tuple[tuple, dict, l
 
 class Compiled:
     """``fn`` compiled: call it as ``fn``. ``.traces`` counts the recordings made so far,
-    ``.programs`` holds the programs by signature. Python number arguments are inputs
-    of the programs, read on every call, unless their values decide the program (then,
-    or when named by ``static_argnums``/``static_argnames``, they are keyed by value;
-    see ``compile``). See ``duograd.capture``.
+    ``.programs`` holds the programs by signature. A Python number argument is static at
+    its first value and an input of the programs from its second on, unless its value
+    decides the program (then, or when named by ``static_argnums``/``static_argnames``,
+    it is keyed by value; see ``compile``). See ``duograd.capture``.
 
     >>> import duograd as dg
     >>> double = dg.compile(lambda x: dg.tensor(x) * 2)
@@ -227,7 +221,7 @@ class Compiled:
     (array([2., 2.]), array([2., 2., 2.]), 2)
     >>> scale = dg.compile(lambda x, s: dg.tensor(x) * s)
     >>> [scale(np.ones(2), s).tolist() for s in (2.0, 3.0, 0.5)], scale.traces
-    ([[2.0, 2.0], [3.0, 3.0], [0.5, 0.5]], 1)
+    ([[2.0, 2.0], [3.0, 3.0], [0.5, 0.5]], 2)
     >>> power = dg.compile(lambda x, n: dg.tensor(x) ** n, static_argnums=1)
     >>> [power(np.full(2, 2.0), n).tolist() for n in (2, 3)], power.traces
     ([[4.0, 4.0], [8.0, 8.0]], 2)
@@ -245,7 +239,7 @@ class Compiled:
         if not callable(fn):
             raise TypeError(f"dg.compile: expected a callable, got {type(fn).__name__}")
         self._static = _static_arguments(fn, static_argnums, static_argnames)
-        self._fixed: dict = {}  # signature -> leaf indices of the numbers found static
+        self._numbers: dict = {}  # signature -> its number arguments (_Numbers)
         if recheck_every is not None and (not isinstance(recheck_every, int) or recheck_every < 1):
             raise ValueError(f"dg.compile: recheck_every must be a positive int or None, got "
                              f"{recheck_every!r}")
@@ -255,6 +249,8 @@ class Compiled:
         self.traces = 0
         self.calls = 0
         self.programs: OrderedDict[Any, Program] = OrderedDict()
+        self._last: Program | None = None  # the program of the last eager run of fn
+        self._attempt: Numbers | None = None  # the stand-ins of the recording under way
         functools.update_wrapper(self, fn)
 
     def __repr__(self) -> str:
@@ -262,114 +258,167 @@ class Compiled:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _context.watching:  # inside a recording, anomaly mode or a jvp: eager
+            self._last = None
             return self.fn(*args, **kwargs)
-        key, leaves, _ = signature(args, kwargs, self._static)
+        key, leaves, places = signature(args, kwargs, self._static)
         self.calls += 1
-        base, fixed = key, ()
-        if self._fixed:
-            fixed = self._fixed.get(key, ())
-            if fixed:
-                key = ("fixed", base, fixed, tuple(_number_key(leaves[i]) for i in fixed))
-        program = self.programs.get(key)
+        base = key
+        if places:  # keyed by the values of the number arguments not (yet) dynamic
+            nums = self._numbers.get(base)
+            key = (base, _values(leaves, places, nums.dynamic if nums is not None else ()))
+            program = self.programs.get(key)
+            if program is not None and nums is not None and nums.kept and \
+                    program is not self._last:
+                program = None  # another eager run stored other values since: record again
+        else:
+            program = self.programs.get(key)
         if program is not None and program.guard():
             self.programs.move_to_end(key)
-            if self.recheck_every is not None and self.calls % self.recheck_every == 0 and \
-                    (program.numbers is None or _same_numbers(program.numbers, leaves)):
-                return self._recheck(key, program, args, kwargs, leaves)
-            if program.numbers is not None and not _same_numbers(program.numbers, leaves):
-                return self._verify(base, program, args, kwargs, leaves)
+            if self.recheck_every is not None and self.calls % self.recheck_every == 0:
+                return self._recheck(key, base, program, args, kwargs, leaves, places)
+            run = leaves
+            if program.standins:
+                try:
+                    run = _number_arrays(leaves, program.standins)
+                except OverflowError:  # an int beyond int64: not a value of the slot
+                    self._last = None
+                    return self.fn(*args, **kwargs)
             gens = program.generators
             states = [g.bit_generator.state for g in gens] if gens else None
             try:
-                return program.run(leaves)
+                return program.run(run)
             except Recapture:  # (rolled back) a value-dependent shape changed: record again,
                 for g, state in zip(gens, states or ()):  # from the generators' states before
                     g.bit_generator.state = state
                 del self.programs[key]
-        result, program = self._record(args, kwargs, leaves, fixed)
-        self._keep(base, program)
-        return result
+        return self._miss(base, args, kwargs, leaves, places)
 
     # ------------------------------------------------------------ number arguments
 
-    def _keep(self, base: Any, program: Program) -> None:
-        """Cache ``program`` (recorded for signature ``base``): under ``base`` when every
-        number argument is an input, else under the values of those found static."""
-        fixed = program.fixed
-        if not program.found <= set(fixed):
-            fixed = tuple(sorted(set(fixed) | program.found))
-            self._refix(base, fixed)
-        self._put(base, program, fixed)
+    def _miss(self, base: Any, args: tuple, kwargs: dict, leaves: list, places: list) -> Any:
+        """No program for this call: record one. A number argument is static at its first
+        value; at another value for the same signature (not yet found static) it enters
+        ``fn`` as a stand-in (``recording.standin``), and stays an input of the
+        signature's programs unless the recording finds a use that decides the program
+        (``recording.Numbers``). Then what that run changed is put back, the number is
+        static for good, and ``fn`` runs again (recorded) with the plain number: that run's
+        result is the call's."""
+        if not places:
+            result, program, _ = self._record(args, kwargs, leaves, ())
+            self._last = program
+            self.traces += 1
+            self._put(base, program)
+            return result
+        nums = self._numbers.get(base)
+        if nums is None or nums.ref is None:  # (none, or its first recording raised)
+            nums = self._numbers[base] = _Numbers(leaves, places)
+        mine = {i for _, i in places}
+        trying = {i for i in mine - nums.dynamic - nums.static
+                  if _number_key(leaves[i]) != nums.first[i] and _fits(leaves[i])}
+        standins = (nums.dynamic | trying) & mine
+        while True:
+            put_back = _state_of(nums.ref, leaves) if standins and nums.ref is not None \
+                else None
+            failed = False
+            try:
+                result, program, numbers = self._record(args, kwargs, leaves,
+                                                        tuple(sorted(standins)))
+            except Exception:
+                if not standins:
+                    raise
+                failed = True
+            if failed:  # (a stand-in fn cannot take, or fn's own error: run it plainly)
+                numbers, self._attempt = self._attempt, None
+                if numbers is not None:
+                    numbers.alive()  # (the exception and its frames are gone)
+                    if numbers.kept:
+                        nums.kept = True
+                put_back()
+                gone = standins & trying or standins  # (the new ones first)
+                nums.static |= gone
+                standins -= gone
+                trying = set()
+                continue
+            if numbers is None:
+                break
+            covered = None
+            if numbers.taint:  # abandoned: its result and program go before the look
+                covered = put_back is not None and _covers(nums.ref, program, numbers.own)
+                result = program = None
+            numbers.alive()  # (the recording and the build let go of the stand-ins)
+            taint = numbers.taint
+            if not taint:
+                break
+            if numbers.kept:
+                nums.kept = True
+            if covered is None:
+                covered = put_back is not None and _covers(nums.ref, program, numbers.own)
+                result = program = None
+            if not covered:
+                if put_back is not None:
+                    put_back()
+                raise RuntimeError(
+                    f"dg.compile: a number argument of {getattr(self.fn, '__qualname__', 'fn')} "
+                    f"entered it as a stand-in and was found to decide the program "
+                    f"({next(iter(taint.values()))}), but the run changed state the earlier "
+                    "recording of this signature did not, so it cannot be put back; pass the "
+                    "number with static_argnums/static_argnames")
+            put_back()
+            nums.static |= set(taint)
+            standins -= set(taint)
+        if nums.dynamic != standins:  # the programs keyed by the old set of values go
+            nums.dynamic = frozenset(standins)
+            n = len(places) - len(nums.dynamic)
+            for k in [k for k in self.programs if len(k) == 2 and k[0] == base and len(k[1]) != n]:
+                del self.programs[k]
+        nums.ref = self._last = program
+        self.traces += 1
+        self._put((base, _values(leaves, places, nums.dynamic)), program)
+        return result
 
-    def _put(self, base: Any, program: Program, fixed: tuple) -> None:
-        if program.numbers is not None:
-            program.numbers = tuple(n for n in program.numbers if n[0] not in fixed) or None
-        key = ("fixed", base, fixed, tuple(program.recorded[i] for i in fixed)) if fixed else base
+    def _put(self, key: Any, program: Program) -> None:
         self.programs[key] = program
         self.programs.move_to_end(key)
         while len(self.programs) > CACHE_SIZE:
             self.programs.popitem(last=False)
-
-    def _refix(self, base: Any, fixed: tuple) -> None:
-        """The numbers at leaf indices ``fixed`` decide ``base``'s program: its programs
-        are keyed by their values from now on (each stays valid at the values it was
-        recorded with)."""
-        self._fixed[base] = fixed
-        items = list(self.programs.items())
-        self.programs.clear()
-        for k, p in items:
-            if k == base or (k[0] == "fixed" and k[1] == base):
-                self._put(base, p, fixed)
-            else:
-                self.programs[k] = p
-
-    def _verify(self, base: Any, program: Program, args: tuple, kwargs: dict, leaves: list) -> Any:
-        """The first call with a new value of a number argument that is not yet confirmed
-        an input: runs ``fn`` eagerly (its result is this call's), records again and
-        compares the two recordings, the arrays derived from the number arguments
-        masked. Equal: the numbers that changed are inputs, and later values replay.
-        Different: they decide the program (``math.sqrt(lr)`` folded as a constant, a
-        branch taken through NumPy), and are keyed by value from now on."""
-        result, fresh = self._record(args, kwargs, leaves, program.fixed)
-        changed = {i for i, v in program.numbers if _number_key(leaves[i]) != v}
-        same = fresh.vprint == program.vprint
-        found = fresh.found - set(program.fixed)
-        if same and not found:
-            self.traces -= 1  # a check, not a new program
-            program.numbers = tuple(n for n in program.numbers if n[0] not in changed) or None
-            return result
-        fixed = tuple(sorted(set(program.fixed) | found | (set() if same else changed)))
-        self._refix(base, fixed)
-        self._put(base, fresh, fixed)
-        return result
+        if len(self._numbers) > 2 * CACHE_SIZE:  # the number states of signatures evicted go
+            live = {k[0] for k in self.programs if len(k) == 2}
+            for b in [b for b in self._numbers if b not in live]:
+                del self._numbers[b]
 
     def _record(self, args: tuple, kwargs: dict, leaves: list,
-                fixed: tuple = ()) -> tuple[Any, Program]:
+                standins: tuple) -> tuple[Any, Program, Numbers | None]:
+        """One recording of ``fn`` on this call, the number arguments at leaf indices
+        ``standins`` as stand-ins; returns the result, the program and, with stand-ins,
+        what the recording found of their uses (``recording.Numbers``: ``taint``, the
+        uses that make a number static; after ``alive()``, called once the caller lets
+        go of what it does not keep, ``kept``, the numbers ``fn`` stored)."""
+        self._last = None  # (an eager run of fn)
         with _collector_off():
-            result, program, inputs = self._record_step(args, kwargs, leaves, fixed)
-        if inputs is not None:  # (the recording's own references to the numbers are gone)
-            program.values_read.extend(inputs.settle(_roots(self.fn, program)))
-            program.found = set(inputs.static)
-            program.static_uses = dict(inputs.static)
-        return result, program
+            result, program, numbers = self._record_step(args, kwargs, leaves, standins)
+        if numbers is not None:
+            self._attempt = None
+            numbers.unhold(list(trees.leaves_of(result)) + [t for t, *_ in program.guards])
+        return result, program, numbers
 
     def _record_step(self, args: tuple, kwargs: dict, leaves: list,
-                     fixed: tuple) -> tuple[Any, Program, NumberInputs | None]:
-        given = leaves
-        places = signature(args, kwargs, self._static)[2]  # (the recording: the slow path)
+                     standins: tuple) -> tuple[Any, Program, Numbers | None]:
         args, kwargs, leaves, wrapped = _as_tensors(args, kwargs, leaves)
-        inputs = None
-        if places:
-            inputs = NumberInputs()
-            args, kwargs, leaves = _as_numbers(args, kwargs, leaves, places, inputs)
+        numbers = None
+        if standins:
+            args, kwargs, leaves, made = _as_standins(args, kwargs, leaves, standins)
+            wrapped = wrapped | frozenset(standins)
+            numbers = self._attempt = Numbers(made)
+            del made
         legacy = _legacy_position()  # where NumPy's global generator is
         values, objects = plain_reads(self.fn)
         try:
-            with Recorder(lines=self.recheck_every is not None) as rec:
+            if numbers is not None:
+                numbers.open()
+            with Recorder(lines=self.recheck_every is not None, numbers=numbers) as rec:
                 result = self.fn(*args, **kwargs)
-                if inputs is not None:
-                    inputs.finish(rec.log, result)
-                    result = _plain_numbers(result)
+                if numbers is not None:
+                    numbers.finish(result)
         except AttributeError as e:
             if isinstance(getattr(e, "obj", None), Tensor) and wrapped:
                 raise AttributeError(
@@ -378,8 +427,8 @@ class Compiled:
                     f"{e.name!r}: use the Tensor's own method (or compute it outside fn)") from e
             raise
         finally:
-            if inputs is not None:
-                inputs.open = False
+            if numbers is not None:
+                numbers.close()
         if _legacy_moved(legacy):
             raise RuntimeError(
                 "dg.compile: fn drew random numbers from NumPy's global generator (np.random.*) "
@@ -396,23 +445,28 @@ class Compiled:
             program.lines = rec.lines
         program.values_read = values
         program.objects_read = objects
-        program.fixed = tuple(fixed)
-        program.recorded = {i: _number_key(x) for i, x in enumerate(given)
-                            if type(x) is float or type(x) is int}
-        program.numbers = tuple((i, program.recorded[i]) for _, i in places
-                                if i not in fixed) or None
-        program.vprint = _verification_print(rec, leaves, program) if program.numbers else None
-        self.traces += 1
-        return result, program, inputs
+        program.standins = tuple((i, leaves[i]._data.dtype) for i in standins)
+        return result, program, numbers
 
-    def _recheck(self, key: Any, program: Program, args: tuple, kwargs: dict, leaves: list) -> Any:
+    def _recheck(self, key: Any, base: Any, program: Program, args: tuple, kwargs: dict,
+                 leaves: list, places: list) -> Any:
         put_back = _state_of(program, leaves)
+        standins = tuple(i for i, _ in program.standins)
         try:
-            result, fresh = self._record(args, kwargs, leaves, program.fixed)
+            result, fresh, numbers = self._record(args, kwargs, leaves, standins)
+            if numbers is not None:
+                numbers.alive()
+            taint = numbers.taint if numbers is not None else {}
         except BaseException:
             put_back()
             raise
-        self.traces -= 1  # a check, not a new program
+        if taint:  # a stand-in decides the program now: static for good, recorded plainly
+            put_back()
+            del self.programs[key]
+            nums = self._numbers[base]
+            nums.static |= set(taint)
+            nums.dynamic = nums.dynamic - set(taint)
+            return self._miss(base, args, kwargs, leaves, places)
         i = _first_difference(program.prints, fresh.prints)
         if i is not None:
             put_back()
@@ -452,82 +506,71 @@ def _number_key(x: Any) -> Any:
     return x.hex() if type(x) is float else x
 
 
-def _plain_numbers(obj: Any) -> Any:
-    """``fn``'s result with each number argument in it as the plain number."""
-    return trees.map_leaves(obj, lambda x: x._dg_value if isinstance(x, _Input) else x)
+def _values(leaves: list, places: list, dynamic: Any) -> tuple:
+    """The part of a call's key the number arguments make: the values of those that are
+    not inputs (dynamic) of the signature's programs."""
+    return tuple(_number_key(leaves[i]) for _, i in places if i not in dynamic)
 
 
-def _same_numbers(numbers: tuple, leaves: list) -> bool:
-    for i, v in numbers:
-        if _number_key(leaves[i]) != v:
-            return False
-    return True
+def _fits(x: Any) -> bool:
+    """Whether number ``x`` has a stand-in (an int beyond int64 does not)."""
+    return type(x) is float or -2 ** 63 <= x < 2 ** 63
 
 
-def _as_numbers(args: tuple, kwargs: dict, leaves: list, places: list,
-                inputs: NumberInputs) -> tuple[tuple, dict, list]:
-    """The call with each number input a ``NumberInput`` of ``inputs``, as ``fn`` sees
-    it while recording."""
+def _number_arrays(leaves: list, standins: tuple) -> list:
+    """The leaves of a replay: each stand-in's number as the 0-d array of its slot."""
+    run = list(leaves)
+    for i, dtype in standins:
+        run[i] = np.array(leaves[i], dtype=dtype)
+    return run
+
+
+class _Numbers:
+    """The number arguments of one signature: their values at its first recording, which
+    of them are inputs of its programs (``dynamic``), which are keyed by value for good
+    (``static``), and the program last recorded (what a recording with stand-ins may
+    change, put back when it is abandoned)."""
+
+    __slots__ = ("first", "dynamic", "static", "ref", "kept")
+
+    def __init__(self, leaves: list, places: list) -> None:
+        self.first = {i: _number_key(leaves[i]) for _, i in places}
+        self.dynamic: frozenset = frozenset()
+        self.static: set = set()
+        self.ref: Program | None = None
+        # fn stores them: each eager run does, a replay does not, so a program replays only
+        # right after its own recording (or its own replays) stored the same values
+        self.kept = False
+
+
+def _as_standins(args: tuple, kwargs: dict, leaves: list,
+                 standins: tuple) -> tuple[tuple, dict, list, dict]:
+    """The call with the number arguments at leaf indices ``standins`` as stand-ins, as
+    ``fn`` sees it while recording; also the stand-ins by leaf index."""
+    at = {i: where for where, i in signature(args, kwargs)[2]}  # (recording: the slow path)
     args, kwargs, leaves = list(args), dict(kwargs), list(leaves)
-    for where, i in places:
-        x = leaves[i] = inputs.make(leaves[i], i)
+    made = {}
+    for i in standins:
+        x = leaves[i] = made[i] = standin(leaves[i])
+        where = at[i]
         if type(where) is int:
             args[where] = x
         else:
             kwargs[where] = x
-    return tuple(args), kwargs, leaves
+    return tuple(args), kwargs, leaves, made
 
 
-def _roots(fn: Any, program: Program) -> list:
-    """Where ``NumberInputs.settle`` looks for a number ``fn`` stored: the objects ``fn``
-    names (its closure, its bound ``self``, the globals its code names, the objects its
-    code reads attributes of)."""
-    roots: list = [obj for _, _, obj in program.objects_read]
-    f = getattr(fn, "__func__", fn)
-    if hasattr(fn, "__self__"):
-        roots.append(fn.__self__)
-    if not hasattr(f, "__code__") and hasattr(type(fn), "__call__"):  # a callable object
-        roots.append(fn)
-        f = getattr(type(fn).__call__, "__func__", type(fn).__call__)
-    for cell in getattr(f, "__closure__", None) or ():
-        try:
-            roots.append(cell.cell_contents)
-        except ValueError:
-            pass
-    code, g = getattr(f, "__code__", None), getattr(f, "__globals__", {})
-    if code is not None:
-        roots.extend(g[n] for n in code.co_names if n in g)
-    return roots
-
-
-def _verification_print(rec: Recorder, leaves: list, program: Program) -> list:
-    """``fingerprint`` (the arrays derived from number arguments are derives from the
-    argument: masked), and what else a replay hands on that a number could have reached:
-    the result's constants and plain values, host steps' arguments, guarded attributes."""
-    prints = fingerprint(rec, leaves)
-    prints.append(("result", _template_print(program.template, program)))
-    prints.append(("hosts", [(_print(e.args, by_identity=True), _print(e.kw, by_identity=True)) for e in rec.log
-                             if type(e) is Host]))
-    prints.append(("attrs", [(name, _print(v, by_identity=True)) for _, name, v in rec.attrs.values()]))
-    return prints
-
-
-def _template_print(t: Any, program: Program) -> Any:
-    kind = type(t)
-    if kind is Slot:
-        return Const(_print(program.values[t.slot])) if t.slot in program.const else t
-    if kind is Value:
-        return Value(_print(t.value, by_identity=True))
-    if kind is Object:
-        return ObjectKey(id(t.obj))
-    if kind is Argument:
-        return t
-    if kind is Named:
-        return Named(t.type, tuple(_template_print(v, program) for v in t.items))
-    if kind is Dict:
-        return Dict(tuple((k, _template_print(v, program))
-                          for k, v in sorted(t.items.items(), key=repr)))
-    return kind(tuple(_template_print(v, program) for v in t.items))
+def _covers(ref: Program, fresh: Program, own: set) -> bool:
+    """Whether putting back what ``ref``'s step can change (``_state_of``) puts back what
+    ``fresh``'s changed: its tensors (but the stand-ins and what was computed from them
+    alone, ``own``), host steps' objects and generators are ``ref``'s."""
+    def reach(p: Program) -> tuple[set, set]:
+        tensors, owners = _reached([a for args in p.hosts for a in args])
+        return ({id(t) for t, *_ in p.guards} | set(tensors),
+                {id(o) for o in owners} | {id(g) for g in p.generators})
+    t1, o1 = reach(ref)
+    t2, o2 = reach(fresh)
+    return t2 - own <= t1 and o2 <= o1
 
 
 def _static_arguments(fn: Any, argnums: Any, argnames: Any) -> frozenset:
@@ -581,14 +624,16 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     to compute, while a large fixed buffer goes cold in the cache between calls. The values
     are the same bit for bit either way; benchmarks/run.py times the choices.
 
-    A Python float or int argument is an input of the program, read on every call, as
-    long as ``fn`` only hands it to duograd's operations (``x * lr``, ``lr * p.grad``,
-    ``dg.tensor(lr)``). A number whose value decides the program is keyed by its value
-    instead (a new value records again): one used in Python (arithmetic with another
-    number, a comparison, ``int()``, formatting), kept by ``fn`` (an op's keyword such as
-    ``dim=``, a host step's argument, stored into an attribute or an optimizer's options),
-    or found by the verification, which runs ``fn`` eagerly at the first new value of a
-    number and compares the two recordings (``math.sqrt(lr)``, ``range(n)``).
+    A Python float or int argument is handled as ``torch.compile``'s automatic dynamic
+    shapes: static at its first value (``fn`` gets the number, the program is keyed by
+    it), an input of the program from its second distinct value on (recorded once more,
+    with the number as a 0-d Tensor stand-in; later values replay), as long as ``fn`` only
+    hands it to duograd's operations (``x * lr``, ``lr * p.grad``, ``dg.tensor(lr)``,
+    ``lr * 0.5 * g``). A number whose value decides the program stays keyed by its value
+    (a new value records again): one read into Python (``math.sqrt(lr)``, a comparison in
+    an ``if``, ``range(n)``, formatting), passed as an op's keyword (``dim=n``) or a host
+    step's argument, returned, or kept by ``fn`` (stored into an attribute, an optimizer's
+    options, a list); that run is put back and ``fn`` runs again with the plain number.
     ``static_argnums`` (positions) and ``static_argnames`` (names) key the numbers among
     them by value from the start, as ``jax.jit``'s; bools are flags, always keyed by value.
 
@@ -606,7 +651,7 @@ def compile(fn: Callable, recheck_every: int | None = None, reuse_buffers: bool 
     ...     return w * 1.0
     >>> sweep = dg.compile(sgd_step)
     >>> [sweep(np.ones(2), lr).tolist() for lr in (0.5, 0.25, 0.125)], sweep.traces
-    ([[0.5, 1.5], [0.25, 1.25], [0.125, 1.125]], 1)
+    ([[0.5, 1.5], [0.25, 1.25], [0.125, 1.125]], 2)
 
     >>> import duograd as dg
     >>> from duograd import nn, optim

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
-from .._tensor import _CONSTANTS, Tensor, _Input, _wrap
+from .._tensor import _CONSTANTS, Tensor, _wrap
 from ..autograd import WithConstant
 from .instructions import CALL1, CALL2, CALLN, EFFECT, LOAD, Instr, ShapeChecked, new
 from .recording import Recorder, Write, warn_at_user_line
@@ -236,8 +236,8 @@ class Builder:
         return leaf_key(ref)
 
     def derive(self, e: Derive) -> None:
-        # (an array argument's, or a number argument's: ``x * lr``'s 0-d array of lr)
-        s = self.by_array.get(id(e.source)) if isinstance(e.source, (np.ndarray, _Input)) else None
+        # (an array argument's, or a number argument's stand-in's: ``dg.tensor(lr)``)
+        s = self.by_array.get(id(e.source)) if isinstance(e.source, np.ndarray) else None
         if s is None or s in self.const:
             return  # derived from a constant: a constant itself
         o = self.new_slot()

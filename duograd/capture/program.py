@@ -72,11 +72,9 @@ class _Replay:
             arr[...] = values
 
 
-def _snapshot(fargs: tuple) -> Callable[[], None]:
-    """A function that puts back what a host step called with ``fargs`` can change: the
-    values and gradients of the Tensors among them (an optimizer's ``params`` included)
-    and the attributes of the objects among them (an optimizer's state, a scheduler and
-    its optimizer)."""
+def _reached(fargs: Any) -> tuple[dict, list]:
+    """The Tensors (by id) and the objects (an optimizer, a scheduler and its optimizer)
+    among ``fargs``, a host step's arguments: what it can change."""
     owners: list = []
     tensors: dict[int, Tensor] = {}
 
@@ -93,6 +91,15 @@ def _snapshot(fargs: tuple) -> Callable[[], None]:
             if hasattr(x, "optimizer"):
                 visit(x.optimizer)
     visit(list(fargs))
+    return tensors, owners
+
+
+def _snapshot(fargs: tuple) -> Callable[[], None]:
+    """A function that puts back what a host step called with ``fargs`` can change: the
+    values and gradients of the Tensors among them (an optimizer's ``params`` included)
+    and the attributes of the objects among them (an optimizer's state, a scheduler and
+    its optimizer)."""
+    tensors, owners = _reached(fargs)
     memo = {id(t): t for t in tensors.values()}
     memo.update({id(o): o for o in owners})
     saved_tensors = [(t, t._data, t._data.copy(), t._grad) for t in tensors.values()]
@@ -175,17 +182,10 @@ class Program:
         # value, and the objects on the way to them, compared by identity
         self.values_read: list = []
         self.objects_read: list = []
-        # the number arguments (set by ``Compiled._record``): ``recorded`` each one's key at
-        # the recording, ``numbers`` the (leaf, key) pairs read as inputs (None: none),
-        # ``fixed`` the leaves keyed by value, ``found`` / ``static_uses`` the ones the
-        # recording found to decide the program (and how), ``vprint`` the fingerprint the
-        # verification at a number's first new value compares
-        self.recorded: dict = {}
-        self.numbers: tuple | None = None
-        self.fixed: tuple = ()
-        self.found: set = set()
-        self.static_uses: dict = {}
-        self.vprint: Any = None
+        # the number arguments that entered the recording as stand-ins (0-d Tensors: set by
+        # ``Compiled._record``), as (leaf index, dtype): each call's value becomes a 0-d
+        # array of that dtype in the argument slot
+        self.standins: tuple = ()
         self.lines: list | None = None   # recheck_every: each record's user line
 
     @property

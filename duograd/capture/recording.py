@@ -7,15 +7,15 @@ it appends every primitive call, as ``(op, xs, kw, out)``, and every effect, as 
 when the step reads a tensor's value into Python or writes one in place.
 
 Also here: the signature of a call (``signature``: one walk of the arguments,
-``trees.flatten``) and the number arguments' stand-ins (``NumberInputs``), which find the
-uses that decide the program from the numbers' own methods, from the records that hold
-them, and from whether they are still alive after the recording (a weak reference),
-never from the interpreter's reference counts or the collector's referrers.
+``trees.flatten``) and the number arguments' stand-ins (``standin``, ``Numbers``): 0-d
+Tensors whose uses the engine already reports (reads through ``_context.read``, the
+primitive calls and effects the recorder sees), and a weak reference for the ones ``fn``
+kept; never the interpreter's reference counts or the collector's referrers.
 """
 
 from __future__ import annotations
 
-import types
+import gc
 import warnings
 import weakref
 import zlib
@@ -23,9 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _context, _versions, autograd
-from .._context import Draw, Host, Update
-from .._tensor import Tensor, _Input
+from .. import _context, _tensor, _versions, autograd
+from .._context import Derive, Draw, Host, Update
+from .._node import Node
+from .._tensor import Tensor, _wrap
 from . import trees
 
 
@@ -83,11 +84,12 @@ def _aliases(leaves: list) -> tuple | None:
 
 
 def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any, list, list]:
-    """The cache key of a call (types, shapes, dtypes, layouts, values, which arguments
-    are the same array, grad mode), its arrays, and where its number inputs are. A Python
-    float or int argument (not a bool, not inside a container, not named in ``static`` by
-    position or name) is an input of the program: keyed by its type, and a leaf (its
-    value) like the arrays; ``places`` lists them as ``(position or name, leaf index)``."""
+    """The signature of a call (types, shapes, dtypes, layouts, values, which arguments
+    are the same array, grad mode), its arrays, and where its number arguments are. A
+    Python float or int argument (not a bool, not inside a container, not named in
+    ``static`` by position or name) is in the signature by its type, and a leaf (its value)
+    like the arrays (``Compiled`` keys by its value while it is static); ``places`` lists
+    them as ``(position or name, leaf index)``."""
     leaves: list = []
     places: list = []
     parts = []
@@ -118,200 +120,143 @@ def signature(args: tuple, kwargs: dict, static: Any = frozenset()) -> tuple[Any
 
 # ---------------------------------------------------------------- number arguments
 
-class NumberInputs:
-    """The number arguments of one recording, each entering ``fn`` as a ``NumberInput``.
-
-    A number is an input of the program (computed from each call's value by the replay)
-    when the only thing ``fn`` does with it is hand it to the engine, which makes a 0-d
-    array of it (``x * lr``, ``lr * p.grad``, ``dg.tensor(lr)``: ``_tensor._odd_number``,
-    a ``Derive`` from the argument). Any other use makes it *static* (the program is then
-    keyed by its value), found three ways, none of which looks at the interpreter's
-    internals:
-
-    - a use that decides something in Python: arithmetic with another number, a
-      comparison, ``bool``/``int``/``float``/``round``/``str``/``hash`` (the methods of
-      the subclasses below report it while the recording is open);
-    - a use the recording itself holds on to (``finish``): an op's keyword (``dim=n``),
-      a draw's or a host step's argument, the returned value;
-    - a use that outlives the recording (``settle``): once the recording and the
-      program built from it let go of their references, a number still alive (a weak
-      reference to a small object that only the number holds, ``_Life``: an int subclass
-      takes no weak reference itself) was stored by ``fn``: into an attribute, an
-      optimizer's options, a list. It is then looked for from the objects ``fn``'s code names (its closure, its
-      globals, ``self``), a few containers deep: each dict entry or list item holding it
-      gets the plain number back, and a dict entry is guarded (a replay does not store
-      it again: another value there records again).
-
-    Uses that read the value without a method (``math.sqrt(lr)``, ``np.float64(lr)``) are
-    found by ``Compiled``'s verification, which records again at the first new value and
-    compares.
-    """
-
-    def __init__(self) -> None:
-        self.static: dict[int, str] = {}   # leaf index -> the first use that made it static
-        self.open = True
-        self.refs: list = []               # (leaf, value, weakref to its _Life, id of the instance)
-
-    def make(self, value: Any, leaf: int) -> Any:
-        x = (FloatInput if type(value) is float else IntInput)(value)
-        # An int subclass takes no weak reference: the instance holds the one reference
-        # to a small object that does, which lives exactly as long as the instance.
-        x._dg_value, x._dg_leaf, x._dg_inputs, x._dg_life = value, leaf, self, _Life()
-        self.refs.append((leaf, value, weakref.ref(x._dg_life), id(x)))
-        return x
-
-    def finish(self, log: list, result: Any) -> None:
-        """After ``fn`` ran: a number held by a record other than a ``Derive`` of it (an
-        op's keyword, a draw's or host step's argument) or returned is static."""
-        def held(obj: Any, how: str) -> None:
-            for x in trees.leaves_of(obj):
-                if isinstance(x, _Input) and x._dg_inputs is self:
-                    self.static.setdefault(x._dg_leaf, how)
-        for e in log:
-            if type(e) is tuple:
-                if e[2]:
-                    held(e[2], f"a keyword of {e[0].name!r}")
-            elif type(e) is Host:
-                held((e.args, e.kw), "a host step's argument")
-            elif type(e) is Draw:
-                held(e.args, "a draw's argument")
-        held(result, "the result")
-        self.open = False
-
-    def settle(self, roots: list) -> list:
-        """After the recording and its build let go of the numbers: each one still alive
-        was stored by ``fn`` (static). Returns the dict entries found holding one, as
-        ``(dict, key, number)`` (each given the plain number back), for the guards."""
-        alive = {i: (leaf, value) for leaf, value, life, i in self.refs if life() is not None}
-        self.refs = []
-        if not alive:
-            return []
-        for leaf, _ in alive.values():
-            self.static.setdefault(leaf, "kept by fn (stored into an attribute, an "
-                                         "optimizer's options or a container)")
-        return _put_back({i: value for i, (_, value) in alive.items()}, roots)
-
-    def seen(self, x: Any, how: str) -> None:
-        if self.open:
-            self.static.setdefault(x._dg_leaf, how)
+def standin(value: Any) -> Tensor:
+    """The 0-d Tensor a number argument enters ``fn`` as, in a recording that makes it an
+    input of the program: float64 for a float, int64 for an int (an argument slot, so
+    ``x * lr`` is a recorded operation on an input). While the recording runs, the engine
+    ranks it, and what is computed from it alone, as the Python number it stands for
+    (``_tensor._WEAK``)."""
+    return _wrap(np.array(value, dtype=np.float64 if type(value) is float else np.int64))
 
 
-class _Life:
-    """The weakly referenced stand-in of a ``NumberInput``'s lifetime."""
+# The operations on numbers alone whose NumPy kernels give the bits Python's arithmetic
+# gives (IEEE float64 and int64 arithmetic, NumPy's floor division and remainder following
+# Python's); any other (``round(lr, 1)``, ``lr ** 2``) makes the number static.
+_PYTHON_EXACT = frozenset(("add", "sub", "mul", "div", "neg", "abs", "floor_divide", "remainder",
+                           "cast"))
 
-    __slots__ = ("__weakref__",)
 
+class Numbers:
+    """The stand-ins of one recording (``Recorder(numbers=...)``) and the uses that make
+    their numbers static: their values read into Python (``float(lr)``, ``bool(lr > 0)``,
+    ``.item()``, ``np.asarray``: ``_context.read``), an op's keyword, a host step's or a
+    draw's argument, a module setting, an array derived from one outside the operations
+    (other than ``dg.tensor(lr)``), returned where a number is computed from them alone, or
+    still referenced after the recording (``alive``: a weak reference)."""
 
-def _put_back(numbers: dict, roots: list, depth: int = 4, budget: int = 20000) -> list:
-    """Replace each of ``numbers`` (id of a live ``NumberInput`` -> its plain value) found in the dicts,
-    lists and objects' ``__dict__`` reachable from ``roots`` (``depth`` containers deep,
-    at most ``budget`` of them) by its plain value; the dict entries changed, as
-    ``(dict, key, value)``."""
-    stored: list = []
-    seen: set[int] = set()
-    frontier = list(roots)
-    for _ in range(depth + 1):
-        later: list = []
-        for obj in frontier:
-            if id(obj) in seen or len(seen) > budget:
+    def __init__(self, standins: dict) -> None:
+        # id(array) -> the leaf indices (of the stand-ins) its values come from
+        self.deps: dict[int, frozenset] = {id(t._data): frozenset((i,)) for i, t in standins.items()}
+        self.taint: dict[int, str] = {}  # leaf -> the first use that makes it static
+        # (weak reference, leaves) of the stand-ins and of what is computed from them alone
+        self.refs: list = [(weakref.ref(t), frozenset((i,))) for i, t in standins.items()]
+        self.own: set[int] = {id(t) for t in standins.values()}  # (ids, while they live)
+        self.kept: set[int] = set()      # the leaves of those still referenced (``alive``)
+        self.start = set(self.deps)
+
+    def open(self) -> None:
+        _tensor._WEAK.update(self.start)
+
+    def close(self) -> None:
+        _tensor._WEAK.clear()
+
+    def use(self, leaves: frozenset, how: str) -> None:
+        for i in leaves:
+            self.taint.setdefault(i, how)
+
+    def held(self, obj: Any, how: str) -> None:
+        deps = self.deps
+        for x in trees.leaves_of(obj):
+            if isinstance(x, Tensor):
+                d = deps.get(id(x._data))
+                if d is not None:
+                    self.use(d, how)
+
+    def call(self, call: tuple) -> None:
+        op, xs, kw, out = call
+        deps, weak = self.deps, _tensor._WEAK
+        d = None
+        alone = True
+        for x in xs:
+            i = id(x._data)
+            s = deps.get(i)
+            if s is not None:
+                d = s if d is None else d | s
+            if i not in weak:
+                alone = False
+        if kw:
+            self.held(kw, f"a keyword of {op.name!r}")
+        if d is not None:
+            o = id(out._data)
+            deps[o] = d
+            if alone:  # computed from numbers alone: a number, as the eager run has it
+                if op.name not in _PYTHON_EXACT:
+                    self.use(d, f"{op.name!r} computed from it alone (Python's own may differ)")
+                weak.add(o)
+                self.refs.append((weakref.ref(out), d))
+                self.own.add(id(out))
+
+    def effect(self, e: Any) -> None:
+        kind = type(e)
+        if kind is Derive:
+            d = self.deps.get(id(e.source))
+            if d is not None:
+                if e.fn is _tensor._as_array and not (
+                        e.kw.get("dtype") is None and e.out.dtype.kind == "f"
+                        and e.out.dtype != _tensor._default_float):
+                    self.deps[id(e.out)] = d  # dg.tensor(lr): a tensor of the input
+                else:
+                    self.use(d, "an array derived from it outside the operations")
+        elif kind is Host:
+            self.held((e.args, e.kw), f"an argument of the host step {getattr(e.fn, '__qualname__', e.fn)!r}")
+        elif kind is Draw:
+            self.held(e.args, "a draw's argument")
+
+    def finish(self, result: Any) -> None:
+        """After ``fn`` returned ``result``: a returned stand-in, or a Tensor computed from
+        stand-ins alone (the eager run returns a number there), makes them static."""
+        weak = _tensor._WEAK
+        for x in trees.leaves_of(result):
+            if isinstance(x, Tensor) and id(x._data) in weak:
+                d = self.deps.get(id(x._data))
+                if d is not None:
+                    self.use(d, "returned")
+
+    def unhold(self, roots: list) -> None:
+        """Let the graphs of ``roots`` (the result's tensors, the ``.grad`` of the tensors
+        read) save a plain Tensor of the same array where they saved a stand-in (or a
+        number computed from them alone), so that only what ``fn`` itself kept holds one."""
+        own = self.own
+        seen: set[int] = set()
+        todo = []
+        for t in roots:
+            if isinstance(t, Tensor):
+                todo.append(t._node)
+                g = t._grad
+                if g is not None:
+                    todo.append(g._node)
+        while todo:
+            n = todo.pop()
+            if type(n) is not Node or id(n) in seen:
                 continue
-            seen.add(id(obj))
-            if type(obj) is dict:
-                for k, v in list(obj.items()):
-                    if isinstance(v, _Input) and id(v) in numbers:
-                        obj[k] = numbers[id(v)]
-                        stored.append((obj, k, obj[k]))
-                    elif _walkable(v):
-                        later.append(v)
-            elif type(obj) is list:
-                for i, v in enumerate(obj):
-                    if isinstance(v, _Input) and id(v) in numbers:
-                        obj[i] = numbers[id(v)]
-                    elif _walkable(v):
-                        later.append(v)
-            elif type(obj) is tuple:
-                later.extend(v for v in obj if _walkable(v))
-            else:
-                d = getattr(obj, "__dict__", None)
-                if type(d) is dict:
-                    later.append(d)
-        frontier = later
-    return stored
+            seen.add(id(n))
+            ins = n.inputs
+            if ins and any(id(x) in own for x in ins):
+                n.inputs = tuple(_wrap(x._data) if id(x) in own else x for x in ins)
+            if n.next:
+                todo.extend(n.next)
 
-
-def _walkable(v: Any) -> bool:
-    """Whether ``_put_back`` looks inside ``v``: a container or a plain object, not an
-    array, a tensor, a class, a function or a module."""
-    t = type(v)
-    if t is dict or t is list or t is tuple:
-        return True
-    return hasattr(v, "__dict__") and not isinstance(
-        v, (Tensor, np.ndarray, type, types.ModuleType, types.FunctionType, types.MethodType,
-            types.BuiltinFunctionType))
-
-
-def _plain(x: Any, how: str) -> Any:
-    if isinstance(x, _Input):
-        x._dg_inputs.seen(x, how)
-        return x._dg_value
-    return x
-
-
-def _observing(base: type, name: str) -> Any:
-    plain = getattr(base, name)
-
-    def method(self: Any, *args: Any) -> Any:
-        if args and isinstance(args[0], Tensor):
-            return NotImplemented  # the Tensor's own operator: the engine lifts the number
-        self._dg_inputs.seen(self, name)
-        return plain(self._dg_value, *[_plain(a, name) for a in args])
-    method.__name__ = name
-    return method
-
-
-def _observing_property(base: type, name: str) -> Any:
-    def get(self: Any) -> Any:
-        self._dg_inputs.seen(self, name)
-        return getattr(self._dg_value, name)
-    return property(get)
-
-
-def _copy(self: Any, *args: Any) -> Any:
-    self._dg_inputs.seen(self, "copy")
-    return self._dg_value
-
-
-def _reduce(self: Any, *args: Any) -> Any:
-    self._dg_inputs.seen(self, "pickle")
-    return (type(self._dg_value), (self._dg_value,))
-
-
-_METHODS = [f"__{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod",
-                                 "pow", "and", "or", "xor", "lshift", "rshift")]
-_METHODS += [m.replace("__", "__r", 1) for m in _METHODS]
-_METHODS += ["__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__", "__neg__", "__pos__",
-             "__abs__", "__invert__", "__bool__", "__int__", "__float__", "__index__",
-             "__trunc__", "__floor__", "__ceil__", "__round__", "__hash__", "__repr__",
-             "__str__", "__format__", "__getnewargs__", "is_integer", "hex", "as_integer_ratio",
-             "conjugate", "bit_length", "bit_count", "to_bytes"]
-
-
-def _number_input_class(base: type) -> type:
-    ns: dict = {"__module__": __name__, "__copy__": _copy, "__deepcopy__": _copy,
-                "__reduce__": _reduce, "__reduce_ex__": _reduce}
-    for name in _METHODS:
-        if hasattr(base, name):
-            ns[name] = _observing(base, name)
-    for name in ("real", "imag", "numerator", "denominator"):
-        if hasattr(base, name):
-            ns[name] = _observing_property(base, name)
-    return type(f"{base.__name__.capitalize()}Input", (_Input, base), ns)
-
-
-FloatInput = _number_input_class(float)
-FloatInput.__doc__ = "A float argument of a recording (``NumberInputs``)."
-IntInput = _number_input_class(int)
-IntInput.__doc__ = "An int argument of a recording (``NumberInputs``)."
+    def alive(self) -> None:
+        """After the recording and its program let go of them: a stand-in (or a number
+        computed from them alone) still referenced was stored by ``fn``."""
+        live = [d for r, d in self.refs if r() is not None]
+        if live:
+            gc.collect()  # (only a cycle of garbage may hold them: then they go)
+            live = [d for r, d in self.refs if r() is not None]
+        for d in live:
+            self.kept |= d
+            self.use(d, "kept by fn (stored into an attribute, an optimizer's options or a container)")
+        self.refs = []
 
 
 def warn_at_user_line(message: str) -> None:
@@ -327,7 +272,8 @@ class Recorder(_context.listening_to):
 
     records = True  # a host step's inside and the engine's sum into .grad are not seen
 
-    def __init__(self, lines: bool = False) -> None:
+    def __init__(self, lines: bool = False, numbers: Numbers | None = None) -> None:
+        self.numbers = numbers         # the number arguments' stand-ins, if any
         self.log: list = []            # (op, xs, kw, out) per call, an effect record per effect
         self.made: set[int] = set()    # ids of Tensors made from data during the recording
         self.keep: list = []           # everything the log names stays alive: ids stay unique
@@ -349,6 +295,8 @@ class Recorder(_context.listening_to):
                     sums[i] = (d, _checksum(d))
             log.append(call)
             outputs.add(id(call[3]._data))
+            if numbers is not None:
+                numbers.call(call)
             if lines is not None:
                 lines.append(_user_line())
 
@@ -357,6 +305,8 @@ class Recorder(_context.listening_to):
                 self.check(f"before the host step {getattr(e.fn, '__qualname__', e.fn)!r}")
                 sums.clear()
             log.append(e)
+            if numbers is not None:
+                numbers.effect(e)
             if lines is not None:
                 lines.append(_user_line())
         self.on_call, self.on_effect = on_call, on_effect
@@ -377,12 +327,14 @@ class Recorder(_context.listening_to):
         super().__exit__(*exc)
         # the listener's closures hold the recorder (a cycle, which the collector, off
         # while recording, would free only later): let go of them, so that the log and
-        # what it names go as soon as the program is built (NumberInputs.settle)
+        # what it names go as soon as the program is built (Numbers.alive)
         del self.on_call, self.on_effect
         if exc[0] is None:
             self.check("found at the end of the recording")
 
     def on_attr(self, obj: Any, name: str, value: Any) -> None:
+        if self.numbers is not None:
+            self.numbers.held(value, f"the setting {name!r} of a {type(obj).__name__}")
         self.attrs.setdefault((id(obj), name), (obj, name, value))
 
     def on_create(self, t: Tensor) -> None:
@@ -390,6 +342,11 @@ class Recorder(_context.listening_to):
         self.keep.append(t)
 
     def on_read(self, t: Tensor, what: str) -> None:
+        if self.numbers is not None:
+            d = self.numbers.deps.get(id(t._data))
+            if d is not None:  # a number argument's value decides something: it is static
+                self.numbers.use(d, f"read into Python ({what})")
+                return
         warn_at_user_line(f"dg.compile: {what} at {{line}} reads a tensor's value while "
                           "recording; a replay does not run this line again, so any decision or "
                           "number computed from it is frozen at its recorded value "

@@ -1,8 +1,8 @@
 """The one walk over the containers of a step's arguments and results: lists, tuples
 (named tuples included) and dicts, and their subclasses (an ``OrderedDict``); anything
-else is a leaf. The signature (``recording.signature``), the arguments' stand-ins
-while recording and the result's plain numbers (``compiled``), and the numbers' uses
-(``recording.NumberInputs``) all walk through here.
+else is a leaf. The signature (``recording.signature``), the arguments' stand-ins while
+recording (``compiled``) and the numbers' uses (``recording.Numbers``) all walk through
+here.
 
 ``flatten`` lists the leaves and gives the structure, a hashable value (a dict's keys in
 its own order: two dicts with their items in another order are another structure, since

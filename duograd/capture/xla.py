@@ -52,7 +52,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._context import Accumulate, Derive, Draw, Host, SetGrad, Update
-from .._tensor import Tensor, _Input, _wrap
+from .._tensor import Tensor, _wrap
 from .._versions import bump as _bump
 from .instructions import CALLN, EFFECT, Recapture, new
 from .lowering import Builder
@@ -482,7 +482,7 @@ class XlaBuilder(Builder):
         self.code.append(new((EFFECT, e, None, None, out, reads, label, role, None)))
 
     def derive(self, e: Derive) -> None:
-        s = self.by_array.get(id(e.source)) if isinstance(e.source, (np.ndarray, _Input)) else None
+        s = self.by_array.get(id(e.source)) if isinstance(e.source, np.ndarray) else None
         if s is None or s in self.const:
             return
         o = self.new_slot()

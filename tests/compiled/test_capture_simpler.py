@@ -54,7 +54,11 @@ def test_a_dict_in_another_order_is_another_signature():
 HISTORY: list = []
 
 
-def test_a_number_stored_into_a_global_list_is_given_back_plain_and_keyed_by_value():
+def test_a_number_stored_into_a_global_list_is_keyed_by_value_and_run_plainly():
+    """At its second value the number enters as a stand-in, which the list still holds
+    after the recording: the number is static, and ``fn`` runs again with the plain number
+    (the abandoned run's append is not undone: a list is the user's, not rewritten). A
+    step that stores a number runs eagerly again whenever another eager run stored since."""
     def step(x, lr):
         HISTORY.append(lr)
         return x * lr
@@ -62,8 +66,11 @@ def test_a_number_stored_into_a_global_list_is_given_back_plain_and_keyed_by_val
     for lr in (0.5, 0.25, 0.5):
         HISTORY.clear()
         _same(fast(np.ones(2), lr), np.full(2, lr))
-    assert fast.traces == 2           # static: each value its own program
-    assert all(type(v) is float for v in HISTORY)
+        assert type(HISTORY[-1]) is float and HISTORY[-1] == lr
+    assert fast.traces == 3           # 0.5; 0.25 (static from then on); 0.5 again
+    HISTORY.clear()
+    _same(fast(np.ones(2), 0.5), np.full(2, 0.5))
+    assert fast.traces == 3 and HISTORY == []   # right after its own run: a replay
 
 
 def test_a_draw_from_the_global_generator_is_refused_whatever_it_draws():

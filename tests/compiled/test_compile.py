@@ -275,13 +275,15 @@ def test_a_signature_change_records_again():
     assert fast.traces == 4
     _same(fast(np.full((5, 3), 2.0), scale=2.0), f(np.full((5, 3), 2.0), scale=2.0))
     _same(fast(np.full((5, 3), 2.0), scale=3.0), f(np.full((5, 3), 2.0), scale=3.0))
-    assert fast.traces == 4                     # a number is an input: a new value replays
+    assert fast.traces == 5                     # a number's second value: an input from now on
+    _same(fast(np.full((5, 3), 2.0), scale=0.5), f(np.full((5, 3), 2.0), scale=0.5))
+    assert fast.traces == 5                     # a third value replays
     w.data = np.ones((3, 2)) * 3                # same shape: seen by the replay, no recording
     _same(fast(np.ones((4, 3))), f(np.ones((4, 3))))
-    assert fast.traces == 4
+    assert fast.traces == 5
     w._data = np.ones((3, 5))                   # a parameter changed shape: recorded again
     _same(fast(np.ones((4, 3))), f(np.ones((4, 3))))
-    assert fast.traces == 5
+    assert fast.traces == 6
 
 
 def test_the_cache_is_bounded_least_recently_used_first():

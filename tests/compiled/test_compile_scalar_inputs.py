@@ -1,9 +1,11 @@
-"""Python numbers passed to a ``dg.compile``d function are inputs of the program (issue 21):
-read on every call, so a learning-rate sweep records once. A number whose value decides the
-program (a branch, a dim, a shape, a constant computed in ``math``) is keyed by its value
-instead (it records again per value), found while recording or by the verification at its
-first new value; ``static_argnums``/``static_argnames`` ask for that. Every call is compared
-with an eager twin of the same state, bit for bit.
+"""Python numbers passed to a ``dg.compile``d function (issues 21 and 32), as torch.compile's
+automatic dynamic shapes: static at the first value of a signature, an input of the program
+from its second distinct value on (recorded once more, with the number as a 0-d Tensor
+stand-in), so a learning-rate sweep records twice. A number whose value decides the program
+(a branch, a dim, a shape, a constant computed in ``math``) is found at that second
+recording and keyed by its value for good (it records again per value);
+``static_argnums``/``static_argnames`` ask for that. Every call is compared with an eager
+twin of the same state, bit for bit.
 """
 
 from __future__ import annotations
@@ -59,13 +61,13 @@ def _batches(n, shape=(4, 3), seed=1):
     return [rng.standard_normal(shape) for _ in range(n)]
 
 
-def test_a_learning_rate_sweep_records_once_and_equals_eager_at_every_value():
+def test_a_learning_rate_sweep_records_twice_and_equals_eager_at_every_value():
     calls = [(x, lr) for x, lr in zip(_batches(len(LRS)), LRS)]
     fast = _twins(_sgd_world, calls + calls[:3])
-    assert fast.traces == 1
+    assert fast.traces == 2   # static at the first value, an input from the second on
 
 
-def test_a_sweep_given_by_keyword_records_once():
+def test_a_sweep_given_by_keyword_records_twice():
     eager, es = _sgd_world()
     comp, cs = _sgd_world()
     fast = dg.compile(comp)
@@ -73,7 +75,7 @@ def test_a_sweep_given_by_keyword_records_once():
         _same(eager(dg.tensor(x), lr=lr), fast(x, lr=lr))
         for a, b in zip(es(), cs()):
             _same(a, b)
-    assert fast.traces == 1
+    assert fast.traces == 2
 
 
 def test_float32_tensors_times_a_float_argument():
@@ -88,7 +90,7 @@ def test_float32_tensors_times_a_float_argument():
         return step, lambda: [w.grad]
     xs = [dg.tensor(x.astype(np.float32)) for x in _batches(5, (5,))]
     fast = _twins(make, [(x, s) for x, s in zip(xs, [0.1, 1.0 / 3, 2.5, -7.25, 1e-8])])
-    assert fast.traces == 1
+    assert fast.traces == 2
     assert fast(xs[0], 0.7).dtype == np.float32
 
 
@@ -98,7 +100,7 @@ def test_an_int_argument_used_as_a_value_is_an_input():
             return x * k + x ** 2 * k - k
         return step, lambda: []
     fast = _twins(make, [(x, k) for x, k in zip(_batches(5), [1, 2, -3, 0, 10 ** 6])])
-    assert fast.traces == 1
+    assert fast.traces == 2
 
 
 @pytest.mark.parametrize("use", ["dim", "shape", "range", "slice"])
@@ -133,7 +135,7 @@ def test_a_number_computed_from_the_argument_in_python_or_numpy_is_correct(how):
     calls = [(x, lr) for x, lr in zip(_batches(len(LRS)), LRS)]
     fast = _twins(make, calls + calls[-4:])   # (the last ones are in the cache)
     if how == "dg.tensor":
-        assert fast.traces == 1        # a tensor of the argument is derived from it: an input
+        assert fast.traces == 2        # a tensor of the argument is derived from it: an input
     else:
         assert fast.traces == len(LRS)  # its value decides a constant: keyed by value
 
@@ -149,17 +151,19 @@ def test_a_python_branch_on_the_argument_is_correct_on_both_sides():
     _twins(make, calls + calls)
 
 
-def test_a_numpy_branch_on_the_argument_is_found_by_the_verification():
+def test_a_numpy_branch_on_the_argument_is_found_at_the_second_recording():
     def make():
         def step(x, lr):
-            if np.float64(lr) > 0.1:   # NumPy reads the value (the verification sees it)
+            if np.float64(lr) > 0.1:   # NumPy reads the stand-in's value (a read)
                 return x * 2.0
             return x * 3.0
         return step, lambda: []
     _twins(make, [(x, lr) for x, lr in zip(_batches(4), [0.05, 0.2, 0.01, 0.3])])
 
 
-def test_python_arithmetic_on_the_argument_keys_it_by_value():
+def test_python_arithmetic_on_the_argument_stays_an_input():
+    """``lr * 0.5`` on the stand-in is a 0-d float64 product, the bits of Python's: an
+    input (issue 21's design keyed it by value: 3 recordings)."""
     def make():
         w = dg.tensor([1.0, -2.0, 3.0], requires_grad=True)
 
@@ -171,13 +175,22 @@ def test_python_arithmetic_on_the_argument_keys_it_by_value():
             return w * 1.0
         return step, lambda: [w]
     fast = _twins(make, [(x, lr) for x, lr in zip(_batches(4, (3,)), [0.1, 0.2, 0.1, 0.3])])
+    assert fast.traces == 2
+
+
+def test_python_arithmetic_that_numpy_may_round_otherwise_keys_it_by_value():
+    def make():
+        def step(x, lr):
+            return x * round(lr * 3.0, 1) + x * lr ** 2   # round and pow: static
+        return step, lambda: []
+    fast = _twins(make, [(x, lr) for x, lr in zip(_batches(4, (3,)), [0.1, 0.2, 0.1, 0.35])])
     assert fast.traces == 3
 
 
 def test_a_number_stored_by_fn_is_keyed_by_value_and_guarded_where_it_was_stored():
-    """Stored into an optimizer's options (read by its host step): static, and a replay
-    checks that the options still hold it (a replay does not store it again: after a
-    call with another value, going back to a value records again)."""
+    """Stored into an optimizer's options (read by its update): static, and since a replay
+    does not store it again, a program replays only right after its own recording (after
+    a call with another value, going back to a value records again)."""
     def make():
         w = dg.tensor([1.0, -2.0, 3.0], requires_grad=True)
         opt = optim.SGD([w], lr=0.1, momentum=0.9)
@@ -234,7 +247,7 @@ def test_negative_zero_nan_and_inf_are_values_like_any_other():
         return step, lambda: []
     vals = [1.0, -0.0, 0.0, float("nan"), float("inf"), -0.0]
     fast = _twins(make, [(x, v) for x, v in zip(_batches(len(vals)), vals)])
-    assert fast.traces == 1
+    assert fast.traces == 2
 
 
 def test_static_argnums_and_argnames_key_the_numbers_by_value():
@@ -251,7 +264,8 @@ def test_static_argnums_and_argnames_key_the_numbers_by_value():
     for s in (1.0, 2.0, 3.0):
         _same(fast(x, 0.5, scale=s), f(dg.tensor(x), 0.5, scale=s))
         _same(fast(x, 0.25, scale=s), f(dg.tensor(x), 0.25, scale=s))
-    assert fast.traces == 3
+        _same(fast(x, 0.125, scale=s), f(dg.tensor(x), 0.125, scale=s))
+    assert fast.traces == 6   # per scale (a signature): lr static at 0.5, an input from 0.25
     with pytest.raises(ValueError, match="static_argnums"):
         dg.compile(f, static_argnums=-1)
     with pytest.raises(ValueError, match="static_argnames"):
@@ -267,7 +281,7 @@ def test_a_bool_argument_is_a_flag_keyed_by_value():
     assert fast.traces == 2
 
 
-def test_the_verification_is_not_a_new_recording_and_rechecks_do_not_raise():
+def test_rechecks_of_a_sweep_do_not_raise():
     eager, es = _sgd_world()
     comp, cs = _sgd_world()
     fast = dg.compile(comp, recheck_every=2)
@@ -275,10 +289,10 @@ def test_the_verification_is_not_a_new_recording_and_rechecks_do_not_raise():
         _same(eager(dg.tensor(x), lr), fast(x, lr))
         for a, b in zip(es(), cs()):
             _same(a, b)
-    assert fast.traces == 1 and len(fast.programs) == 1
+    assert fast.traces == 2 and len(fast.programs) == 1   # (the static one is dropped)
 
 
-def test_a_recheck_at_a_new_value_verifies_instead_of_raising():
+def test_a_recheck_at_a_new_value_records_instead_of_raising():
     fast = dg.compile(lambda x, lr: dg.tensor(x) * math.sqrt(lr), recheck_every=1)
     for lr in (0.25, 0.25, 0.5, 0.5, 0.09):
         _same(fast(np.ones(2), lr), np.full(2, math.sqrt(lr)))
@@ -303,12 +317,12 @@ def test_two_number_arguments_one_static_one_input():
         return step, lambda: []
     calls = [(x, lr, n) for x, lr, n in zip(_batches(8), LRS, [1, 1, 2, 2, 1, 2, 1, 1])]
     fast = _twins(make, calls)
-    assert fast.traces == 2
+    assert fast.traces == 3   # (1, static), lr an input at (0.05, 1), then n static at 2
 
 
 def test_a_module_trained_over_a_sweep_with_dropout_and_adam():
     """A whole training step whose forward scales by a number argument (and whose
-    optimizer's options are its own): one recording, eager's bits at every value."""
+    optimizer's options are its own): two recordings, eager's bits at every value."""
     def make():
         model = nn.MLP(3, [8, 2], rng=0)
         drop = nn.Dropout(0.25, rng=np.random.default_rng(5))
@@ -323,7 +337,7 @@ def test_a_module_trained_over_a_sweep_with_dropout_and_adam():
         return step, lambda: [p for p in model.parameters()]
     fast = _twins(make, [(x, t) for x, t in zip(_batches(8, (6, 3)), [1.0, 0.5, 2.0, 0.25, 1.5,
                                                                       3.0, 1.0, 0.75])])
-    assert fast.traces == 1
+    assert fast.traces == 2
 
 
 def test_a_host_steps_argument_and_a_dropout_probability_are_keyed_by_value():
@@ -345,3 +359,96 @@ def test_a_host_steps_argument_and_a_dropout_probability_are_keyed_by_value():
     calls = [(x, m, p) for x, m, p in zip(_batches(6, (5, 3)), [1.0, 1.0, 0.5, 0.5, 1.0, 0.25],
                                           [0.2, 0.2, 0.2, 0.5, 0.5, 0.2])]
     _twins(make, calls)
+
+
+# ---------------------------------------------------------------- the stand-in (issue 32)
+
+def test_torch_promotes_a_dimensioned_float32_tensor_with_a_0d_float64_tensor_to_float32():
+    """The stand-in of a float argument is a 0-d float64 Tensor: times a float32 tensor it
+    gives float32, the bits of the tensor times the Python float (torch as the oracle)."""
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-3, 3, 7, dtype=np.float32)
+    for v in (0.1, 1.0 / 3, -7.25, 1e-8):
+        want = (torch.from_numpy(x) * torch.tensor(v, dtype=torch.float64)).numpy()
+        got = (dg.tensor(x) * dg.tensor(v, dtype=dg.float64)).numpy()
+        assert want.dtype == got.dtype == np.float32
+        assert got.tobytes() == want.tobytes() == (dg.tensor(x) * v).numpy().tobytes()
+
+
+def test_a_0d_float32_tensor_times_the_number_stays_float32_as_with_the_python_float():
+    """Two 0-d tensors promote to the wider dtype, a 0-d float32 tensor and a Python float
+    do not: while recording, the stand-in (and what is computed from it alone) ranks as the
+    number it stands for, so the program is eager's at every value."""
+    def make():
+        w = dg.tensor(np.float32(1.5), requires_grad=True)
+
+        def step(x, s):
+            w.grad = None
+            y = x.sum() * s + w * (s * 2.0 - 1.0) + (x * 2.0).sum() / s
+            y.backward()
+            return y
+        return step, lambda: [w.grad]
+    xs = [dg.tensor(x.astype(np.float32)) for x in _batches(5, (5,))]
+    fast = _twins(make, [(x, s) for x, s in zip(xs, [0.1, 1.0 / 3, 2.5, -7.25, 1e-8])])
+    assert fast.traces == 2 and fast(xs[0], 0.7).dtype == np.float32
+
+
+def test_an_int_times_a_float_argument_and_an_int_tensor_times_an_int_argument():
+    def make():
+        def step(x, k, s):
+            n = dg.tensor(np.arange(4, dtype=np.int32))
+            return (n * k, x * (k * s), n * s)
+        return step, lambda: []
+    calls = [(x, k, s) for x, k, s in zip(_batches(5, (4,)), [1, 2, 3, -4, 5], [0.5, 0.25, 3.0, 0.1, 7.0])]
+    fast = _twins(make, calls)
+    assert fast.traces == 2
+    assert fast(calls[0][0], 6, 0.5)[0].dtype == np.int32
+
+
+def test_a_number_a_dimension_or_a_shape_decides_is_found_and_the_run_is_put_back():
+    """At the second value, the stand-in is read (``range``: an error; ``dg.zeros(n)``:
+    iteration over a 0-d tensor), so the number is static for good; what that run changed
+    (the parameter's update) is put back, and the plain run's is the call's."""
+    def make():
+        w = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+        def step(x, n):
+            w.grad = None
+            loss = (w * x).sum() * 1.0 + dg.ones(n).sum()
+            loss.backward()
+            with dg.no_grad():
+                w.sub_(0.1 * w.grad)
+            return loss
+        return step, lambda: [w, w.grad]
+    fast = _twins(make, [(x, n) for x, n in zip(_batches(5, (3,)), [1, 2, 3, 2, 1])])
+    assert fast.traces == 3
+
+
+def test_a_stand_in_still_referenced_after_the_recording_makes_the_number_static():
+    """``fn`` stores the number: the stand-in is alive after the recording let go of it
+    (a weak reference), so the number is static for good and ``fn`` runs again with it."""
+    class Box:
+        value = None
+    box = Box()
+
+    def step(x, s):
+        box.value = s
+        return x * s
+    fast = dg.compile(step)
+    for s in (2.0, 3.0, 3.0, 4.0):
+        _same(fast(np.ones(2), s), np.full(2, s))
+        assert type(box.value) is float and box.value == s
+    assert fast.traces == 3     # 2.0; 3.0 (the stand-in's run abandoned); 4.0
+
+
+def test_a_number_computed_from_the_argument_alone_and_returned_stays_a_python_number():
+    """Eager returns ``lr * 2.0`` as a float; the stand-in's run would return a 0-d
+    Tensor, so a returned number makes the argument static and ``fn`` runs plainly."""
+    def step(x, lr):
+        return dg.tensor(x) * lr, lr * 2.0, -lr
+    fast = dg.compile(step)
+    for lr in (0.5, 0.25, 0.125, 0.25):
+        t, a, b = fast(np.ones(2), lr)
+        _same(t, np.full(2, lr))
+        assert type(a) is float and a == lr * 2.0 and type(b) is float and b == -lr
+    assert fast.traces == 3
