@@ -242,7 +242,7 @@ class Numbers:
             seen.add(id(n))
             ins = n.inputs
             if ins and any(id(x) in own for x in ins):
-                n.inputs = tuple(_wrap(x._data) if id(x) in own else x for x in ins)
+                n._link(n.next, tuple(_wrap(x._data) if id(x) in own else x for x in ins))
             if n.next:
                 todo.extend(n.next)
 
