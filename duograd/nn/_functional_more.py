@@ -1464,15 +1464,17 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
         else:
             ix, iy = _reflect(ix, -0.5, w - 0.5), _reflect(iy, -0.5, h - 0.5)
         ix, iy = ix.clamp(0, w - 1), iy.clamp(0, h - 1)
-    flat = x.reshape(n, c, h * w)
-    batch = np.arange(n).reshape(n, 1, 1)
+    flat = x.reshape(n, c, h * w).permute(0, 2, 1)                        # (N, H*W, C)
+    ho, wo = g.shape[1], g.shape[2]
 
-    # The integer positions are int64 Tensors (of primitives, without a gradient), so that
-    # a dg.compile replay computes them from each call's grid.
+    # The integer positions are int64 Tensors (of primitives, without a gradient), picked
+    # by a gather that takes them as an operand, so that a dg.compile replay computes them
+    # from each call's grid and func.vmap batches them.
     def at(yy: Tensor, xx: Tensor) -> Tensor:
         inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
         pos = yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1)               # (N, H', W')
-        vals = getitem_p(flat.permute(0, 2, 1), index=(batch, pos._data), basic=False)  # (N, H', W', C)
+        index = pos.reshape(n, ho * wo, 1).expand(n, ho * wo, c)
+        vals = gather_p(flat, index, axis=1).reshape(n, ho, wo, c)       # (N, H', W', C)
         return vals * inside.unsqueeze(-1).to(x.dtype)
 
     if mode == "nearest":
