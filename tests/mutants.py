@@ -95,6 +95,7 @@ NUMBERS = "tests/compiled/test_compile_scalar_inputs.py"
 HTENSOR = "tests/higher/test_higher_tensor.py"
 NODE = "tests/engine/test_node.py"
 INPLACE = "tests/engine/test_semantics_inplace.py"
+VALUE_SHAPES = "tests/compiled/test_value_shapes.py"
 
 MUTANTS: list[Mutant] = [
     # ------------------------------------------------------------ the four kinds of issue 9
@@ -759,6 +760,28 @@ MUTANTS: list[Mutant] = [
            "and all(_plain(v) for v in kw.values()))",
            "and True)",
            FUSION, "a derive holding a class-weight array is kept though the weights change"),
+    # Shapes that depend on the values (tests/compiled/test_value_shapes.py).
+    Mutant("C-shape-unchecked", "duograd/capture/instructions.py",
+           "        if np.shape(out) != self.shape:",
+           "        if False:",
+           VALUE_SHAPES, "a replay keeps going on a selection of another size"),
+    Mutant("C-recapture-gens-moved", "duograd/capture/compiled.py",
+           "                    g.bit_generator.state = state\n                del self.programs[key]",
+           "                    pass\n                del self.programs[key]",
+           VALUE_SHAPES, "an abandoned replay leaves its draws' generator moved"),
+    Mutant("C-value-shape-dropped", "duograd/capture/lowering.py",
+           "            if ins.role != \"kernel\" or ins.out in needed or type(ins.f) is ShapeChecked or \\\n"
+           "                    (ins.op is not None and ins.op.value_shape):",
+           "            if ins.role != \"kernel\" or ins.out in needed:",
+           VALUE_SHAPES, "a selection whose size alone is used loses its check"),
+    Mutant("C-mask-by-numpy", "duograd/ops.py",
+           "                expanded.extend(nonzero_along_p(m, axis=k)._data for k in range(i.ndim))",
+           "                expanded.extend(np.nonzero(i))",
+           VALUE_SHAPES, "a bool mask's indices frozen at the recording"),
+    Mutant("C-shape-write-unseen", "duograd/inplace.py",
+           "        _ctx.write(t, f\"{name}()\", src=src)",
+           "        pass",
+           VALUE_SHAPES, "t_() of an argument is not redone by a replay"),
 ]
 
 # Mutants that no test can kill, because the mutated program computes the same thing.
