@@ -336,8 +336,20 @@ def test_memo_keeps_only_results_that_are_not_its_source():
     assert capture.fusion is fusion
 
 
+def test_a_derive_whose_keywords_hold_an_array_is_never_kept():
+    """An array in a derive's keywords may be changed in place between calls (a class
+    weight once was one): such a kernel is computed on every call. The same function
+    with plain keywords is kept."""
+    import functools
+    fixed = functools.partial(F._one_hot, num_classes=4)
+    assert memo.keepable(fixed)
+    assert not memo.keepable(functools.partial(F._one_hot, num_classes=np.ones(4)))
+    assert not memo.keepable(lambda a: a)      # not one of nn.functional's label functions
+
+
 def test_a_class_weight_changed_in_place_between_calls_is_seen():
-    """The weights' derive holds the weight array in its keywords: never kept."""
+    """The weights stay a Tensor the step reads (never a kept derive): a change in place
+    between calls is seen."""
     model = nn.Linear(4, 3)
     w = dg.tensor([1.0, 2.0, 3.0])
 
