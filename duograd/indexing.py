@@ -71,13 +71,26 @@ def as_index(index: Any, op: str) -> Tensor:
 
 
 def _check_range(index: Tensor, size: int, op: str, dim: int, err: type = RuntimeError) -> None:
-    data = index._data
+    """torch's error when an index is outside [0, size); derived from the index, so that a
+    dg.compile replay checks each call's index too."""
+    _derive(_in_range, index, size=size, op=op, dim=dim, err=err)
+
+
+def _in_range(data: np.ndarray, size: int, op: str, dim: int, err: type) -> np.ndarray:
     if data.size and (data.max() >= size or data.min() < 0):
         bad = data.max() if data.max() >= size else data.min()
         raise err(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+    return data
 
 
 _as_bool = ops._as_bool
+
+
+def _not_negative(data: np.ndarray, what: str) -> np.ndarray:
+    """``data`` itself, or torch's error when a value is negative."""
+    if data.size and data.min() < 0:
+        raise RuntimeError(f"{what} can not be negative")
+    return data
 
 
 def _index_along(axis: int, ndim: int, i: Any) -> tuple:
@@ -676,8 +689,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *,
     if reps.ndim > 1 or (reps.ndim == 1 and reps.size not in (1, n)):
         raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim, "
                            f"but got repeats.size(0) = {reps.size} and input.size({d}) = {n}")
-    if np.any(reps < 0):
-        raise RuntimeError("repeat_interleave: repeats can not be negative")
+    _derive(_not_negative, given, what="repeat_interleave: repeats")  # (a replay checks too)
     # the index computed by a primitive from the counts, so that a dg.compile replay reads them
     return index_select(x, d, repeat_index_p(ops.detach_p(given), n=n))
 

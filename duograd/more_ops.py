@@ -640,6 +640,13 @@ def masked_scatter_(input: Tensor, mask: Any, source: Any) -> Tensor:  # noqa: A
 # ====================================================================== statistics
 
 
+def _q_in_range(q: np.ndarray, name: str) -> np.ndarray:
+    """``q`` itself, or the quantile's error when a value is outside [0, 1]."""
+    if np.any((q < 0) | (q > 1)):
+        raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+    return q
+
+
 def _quantile(name: str, nan: bool) -> Any:
     def fn(input: Any, q: Any, dim: Any = None, keepdim: _bool = False, *,  # noqa: A002
            interpolation: str = "linear", out: Any = None) -> Tensor:
@@ -652,8 +659,10 @@ def _quantile(name: str, nan: bool) -> Any:
             raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
         if qt is not None and qt.ndim > 1:
             raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
-        if np.any((qs < 0) | (qs > 1)):
-            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        if qt is not None:  # (derived, so that a dg.compile replay checks each call's q)
+            _tensor._derive(_q_in_range, qt, name=name)
+        else:
+            _q_in_range(qs, name)
         if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
             raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, midpoint or "
                                f"nearest. Got {interpolation}")

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _context as _ctx, _tensor, elementwise as ew, indexing, inplace, linalg, ops, return_types
-from ._tensor import Tensor, _as_tensor, _lift_all
+from ._tensor import Tensor, _as_tensor, _derive, _lift_all
 from .shapes import dim_index
 from .autograd import Primitive, no_grad
 from .rows.indexing import gather_p, hit_p
@@ -913,6 +913,12 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
 # ====================================================================== counting and searching
 
 
+def _non_negative_counts(data: np.ndarray) -> np.ndarray:
+    if data.size and data.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    return data
+
+
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each value 0..max occurs in a 1-D non-negative integer tensor (summing
     ``weights`` instead when given), as ``torch.bincount``; no gradient, as torch.
@@ -927,8 +933,7 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # 
     if x.ndim != 1:
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape "
                            f"{x.shape}, {x.dtype})")
-    if x._data.size and x._data.min() < 0:
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    _derive(_non_negative_counts, x)  # (derived: a dg.compile replay checks each call's too)
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if weights is None:

@@ -492,7 +492,9 @@ class XlaBuilder(Builder):
             self.host_slots.add(o)
             self.host_shapes[o] = (np.shape(e.out), np.asarray(e.out).dtype)
             self._effect(HostDerive(f, s), [s], o, "derive", "kernel")
-        elif e.fn is np.copy:  # (an in-place op keeping its input's values: a value here)
+        elif e.fn is np.copy or e.out is e.source:
+            # a copy (an in-place op keeping its input's values), or a check of the values
+            # handing them back (an index's range): a value here (XLA does not raise)
             self._effect(Copy(s), [s], o, "derive", "kernel")
         else:
             raise Unsupported(f"derive {getattr(e.fn, '__qualname__', e.fn)!r} of a value the "

@@ -475,19 +475,22 @@ def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
     """
     fn = "binary_cross_entropy"
     input, target = _binary_operands(fn, input, target, size_average, reduce, reduction)
-    data = input._data
-    if data.size and not ((data >= 0) & (data <= 1)).all():
-        raise RuntimeError(f"{fn}: all elements of the input (shape {input.shape}) must be "
-                           "between 0 and 1")
-    tdata = target._data
-    if tdata.size and not ((tdata >= 0) & (tdata <= 1)).all():
-        raise RuntimeError(f"{fn}: all elements of the target (shape {target.shape}) must be "
-                           "between 0 and 1")
+    # (checks derived from the values, so that a dg.compile replay checks each call's too)
+    _derive(_probabilities, input, what="input")
+    _derive(_probabilities, target, what="target")
     loss = -(target * maximum(input.log(), -100.0) + (1 - target) * maximum((1 - input).log(), -100.0))
     weight = _const(weight, input)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction, fn)
+
+
+def _probabilities(a: np.ndarray, what: str) -> np.ndarray:
+    """``a`` itself, or binary_cross_entropy's error when an element is outside [0, 1]."""
+    if a.size and not ((a >= 0) & (a <= 1)).all():
+        raise RuntimeError(f"binary_cross_entropy: all elements of the {what} (shape {a.shape}) "
+                           "must be between 0 and 1")
+    return a
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,
