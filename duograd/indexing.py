@@ -86,10 +86,11 @@ def _in_range(data: np.ndarray, size: int, op: str, dim: int, err: type) -> np.n
 _as_bool = ops._as_bool
 
 
-def _not_negative(data: np.ndarray, what: str) -> np.ndarray:
-    """``data`` itself, or torch's error when a value is negative."""
+def _not_negative(data: np.ndarray, message: str) -> np.ndarray:
+    """``data`` itself, or torch's RuntimeError ``message`` when a value is negative (a
+    derive: a dg.compile replay checks each call's values)."""
     if data.size and data.min() < 0:
-        raise RuntimeError(f"{what} can not be negative")
+        raise RuntimeError(message)
     return data
 
 
@@ -689,7 +690,7 @@ def repeat_interleave(x: Tensor, repeats: Any, dim: int | None = None, *,
     if reps.ndim > 1 or (reps.ndim == 1 and reps.size not in (1, n)):
         raise RuntimeError(f"repeat_interleave: repeats must have the same size as input along dim, "
                            f"but got repeats.size(0) = {reps.size} and input.size({d}) = {n}")
-    _derive(_not_negative, given, what="repeat_interleave: repeats")  # (a replay checks too)
+    _derive(_not_negative, given, message="repeat_interleave: repeats can not be negative")
     # the index computed by a primitive from the counts, so that a dg.compile replay reads them
     return index_select(x, d, repeat_index_p(ops.detach_p(given), n=n))
 

@@ -913,12 +913,6 @@ def cumulative_trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1
 # ====================================================================== counting and searching
 
 
-def _non_negative_counts(data: np.ndarray) -> np.ndarray:
-    if data.size and data.min() < 0:
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
-    return data
-
-
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each value 0..max occurs in a 1-D non-negative integer tensor (summing
     ``weights`` instead when given), as ``torch.bincount``; no gradient, as torch.
@@ -933,7 +927,8 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # 
     if x.ndim != 1:
         raise RuntimeError(f"bincount only supports 1-d non-negative integral inputs (got shape "
                            f"{x.shape}, {x.dtype})")
-    _derive(_non_negative_counts, x)  # (derived: a dg.compile replay checks each call's too)
+    _derive(indexing._not_negative, x,
+            message="bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if weights is None:
