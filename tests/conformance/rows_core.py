@@ -95,6 +95,7 @@ row("Tensor.__float__", lambda m, x: float(x.detach()), [F(), F(1)], grad=False,
     errors=[S(F(3))])
 row("Tensor.__bool__", lambda m, x: bool(x), [B(), B(1), I()], grad=False, errors=[S(B(2))])
 row("Tensor.__len__", lambda m, x: len(x), [F(3, 4), F(0, 2)], grad=False, errors=[S(F())])
+row("Tensor.__iter__", lambda m, x: list(x), [F(3, 4), F(0, 2), F(2), I(2, 3)], errors=[S(F())])
 row("Tensor.tolist", lambda m, x: x.detach().tolist(), [I(2, 3), B(3), I()], grad=False)
 
 # Attributes: shape (a tuple subclass called Size in both), ndim, requires_grad, is_leaf.
