@@ -23,7 +23,7 @@ class _Replay:
     """The per-call state of a replay: the call's arguments, the held-back ``.grad``
     writes, the Tensors made for ``.grad``, and snapshots for a failure after a host step."""
 
-    __slots__ = ("args", "pending", "made", "snapshots", "undo", "copies")
+    __slots__ = ("args", "pending", "made", "snapshots", "undo", "copies", "at")
 
     def __init__(self, args: list) -> None:
         self.args = args
@@ -32,6 +32,7 @@ class _Replay:
         self.snapshots: list | None = None
         self.undo: list = []  # (tensor, its array before a write), for a failure after it
         self.copies: list = []  # (array, its values before an in-place write)
+        self.at = -1  # the instruction that failed (Program._loop)
 
     def resolve(self, ref: Any, env: list) -> Tensor:
         """The tensor a leaf reference names in this call (``refs``)."""
@@ -138,6 +139,61 @@ def _with_releases(code: list, instructions: list, template: Any) -> list:
     return [c + (tuple(d) if d else None,) for c, d in zip(code, dead)]
 
 
+# A program replays through ``Program._loop`` until it has run this many times, then
+# through ``_generate``'s straight-line code: writing and compiling that costs about 20 us
+# of Python's compiler per instruction, and it saves about 0.2 us per instruction per
+# replay (the loop's unpacking and dispatch), so it pays after about a hundred replays.
+# Tests set it to 0 to run every replay through the generated code.
+GENERATE_AFTER = 100
+
+
+def _generate(code: list) -> Callable[[list, "_Replay"], None]:
+    """The replay of ``code`` (``_with_releases``'s tuples) as one Python function of
+    ``(env, st)`` that makes the same calls, in the same order, as ``Program._loop``: each
+    instruction one line, with its slots as constants and its kernel, buffer and slot
+    tuple as names of the function's globals. Line ``k + 2`` of its source is instruction
+    ``k`` (line 1 is the ``def``), releases of dead slots included, so that ``_failed_at``
+    finds the failing instruction from the traceback."""
+    names: dict[str, Any] = {}
+    lines = ["def replay(env, st):"]
+    for k, (kind, f, a, b, o, dead) in enumerate(code):
+        fk = f"f{k}"
+        names[fk] = f
+        if kind == 1:
+            line = f"env[{o}] = {fk}(env[{a}], env[{b}])"
+        elif kind == 0:
+            line = f"env[{o}] = {fk}(env[{a}])"
+        elif kind == 6:
+            names[f"b{k}"] = b
+            line = f"env[{o}] = {fk}(env[{a[0]}], env[{a[1]}], out=b{k})"
+        elif kind == 5:
+            names[f"b{k}"] = b
+            line = f"env[{o}] = {fk}(env[{a}], out=b{k})"
+        elif kind == 3:
+            line = f"env[{o}] = {fk}._data"
+        elif kind == 2:
+            line = f"env[{o}] = {fk}({''.join(f'env[{i}], ' for i in a)})"
+        else:
+            line = f"{fk}(env, st)"
+        if dead:
+            line += "; " + " = ".join(f"env[{s}]" for s in dead) + " = None"
+        lines.append("    " + line)
+    lines.append("    return None")
+    exec(compile("\n".join(lines), "<duograd replay>", "exec"), names)
+    return names["replay"]
+
+
+def _failed_at(e: BaseException, replay: Callable) -> int:
+    """The instruction of ``_generate``'s ``replay`` that raised ``e``: the line of the
+    replay's frame in the traceback (line 1 is the ``def``, line ``k + 2`` instruction k)."""
+    code, tb, line = replay.__code__, e.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line - 2
+
+
 def generators_of(draws: list) -> list:
     """The NumPy generators the recorded draws ``(fn, args)`` draw from: the function's
     owner, its arguments and attributes, and duograd's own generator."""
@@ -166,6 +222,10 @@ class Program:
         self.instructions: list = []     # the finished instructions (``instructions.Instr``)
         self.labels: list = []           # each one's label, for errors
         self._freeing: list = []         # the replay loop's tuples (``_with_releases``)
+        # the replay as generated Python (``_generate``), once it has run GENERATE_AFTER
+        # times through the loop; None before
+        self._generated: Callable | None = None
+        self._replays = 0
         self.values = draft["values"]
         self.arg_slots = draft["arg_slots"]
         self.guards = draft["guards"]
@@ -243,13 +303,36 @@ class Program:
             env[s] = leaf._data if is_tensor else leaf
         st = _Replay(leaves)
         self.code  # (finished)
-        code, ins = self._freeing, None
+        replay = self._generated
+        if replay is None:
+            self._replays += 1
+            if self._replays > GENERATE_AFTER:
+                replay = self._generated = _generate(self._freeing)
+        try:
+            if replay is not None:
+                replay(env, st)
+            else:
+                self._loop(env, st)
+        except Exception as e:
+            st.rollback()
+            label = self.labels[_failed_at(e, replay) if replay is not None else st.at]
+            if type(e) in (ValueError, IndexError, TypeError, FloatingPointError) and \
+                    not str(e).startswith(label):
+                raise type(e)(f"{label}: {e} (in a dg.compile replay)") from e
+            raise
+        st.commit()
+        return self._rebuild(self.template, env, st, leaves)
+
+    def _loop(self, env: list, st: _Replay) -> None:
+        """The replay as a loop over the instructions (``_generate`` writes the same calls
+        out as straight-line code); on a failure ``st.at`` is the failing instruction."""
+        k = -1
         try:
             # The kinds are literals (instructions.py: CALL2 == 1, CALL1 == 0, BUF2 == 6,
             # BUF1 == 5, LOAD == 3, CALLN == 2, EFFECT == 4), most frequent first: this
             # loop is the whole cost a replay adds per kernel.
-            for ins in code:
-                kind, f, a, b, o, dead = ins
+            for kind, f, a, b, o, dead in self._freeing:
+                k += 1
                 if kind == 1:
                     env[o] = f(env[a], env[b])
                 elif kind == 0:
@@ -267,15 +350,9 @@ class Program:
                 if dead:  # the slots nothing reads any more: their arrays go, as eagerly
                     for s in dead:
                         env[s] = None
-        except Exception as e:
-            st.rollback()
-            label = self.labels[code.index(ins)]
-            if type(e) in (ValueError, IndexError, TypeError, FloatingPointError) and \
-                    not str(e).startswith(label):
-                raise type(e)(f"{label}: {e} (in a dg.compile replay)") from e
+        except Exception:
+            st.at = k
             raise
-        st.commit()
-        return self._rebuild(self.template, env, st, leaves)
 
     def _rebuild(self, t: Any, env: list, st: _Replay, leaves: list) -> Any:
         """``fn``'s result from its template (``refs``)."""

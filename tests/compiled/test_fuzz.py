@@ -33,6 +33,7 @@ import pytest
 
 import duograd as dg
 from duograd import nn, optim
+from duograd.capture import program as capture_program
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from specs import OP_SPECS, make_inputs  # noqa: E402
@@ -334,6 +335,9 @@ def run_program(seed: int) -> dict:
     eager, We, de, oe, ke = _world(prog, probe.shape)
     comp, Wc, dc, oc, kc = _world(prog, probe.shape)
     fast = dg.compile(comp, reuse_buffers=(None, True, False)[seed % 3])  # every kind of replay
+    # replays through the loop and through the generated code: from the first replay on,
+    # or from the second (program.GENERATE_AFTER; restored by fuzz)
+    capture_program.GENERATE_AFTER = seed % 2
     ints = prog["scalar_use"] == "dim"
     s = 1 if ints else 1.5
     for call in range(CALLS):
@@ -391,7 +395,11 @@ def fuzz(n: int, start: int = 0) -> dict:
     total = {"programs": 0, "calls": 0, "matched": 0, "raised": 0, "recorded": 0, "skipped": 0,
              "mismatches": []}
     for seed in range(start, start + n):
-        r = run_program(seed)
+        after = capture_program.GENERATE_AFTER
+        try:
+            r = run_program(seed)
+        finally:
+            capture_program.GENERATE_AFTER = after
         total["programs"] += 1
         for k in ("calls", "matched", "raised", "recorded", "skipped"):
             total[k] += r[k]

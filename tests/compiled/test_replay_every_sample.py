@@ -23,10 +23,19 @@ import numpy as np
 import pytest
 
 import duograd as dg
+from duograd.capture import program as capture_program
 import opinfo
 from opinfo import build_args, flatten_out
 
 opinfo.load_all()
+
+
+@pytest.fixture(autouse=True)
+def _generated_replays(monkeypatch):
+    """Every replay here runs through the generated code (``program._generate``), which
+    the rest of the suite reaches only after a program's hundredth replay; the loop
+    (``Program._loop``) is tests/compiled/test_compile.py's and the others'."""
+    monkeypatch.setattr(capture_program, "GENERATE_AFTER", 0)
 
 SAMPLES = [pytest.param(s, id=f"{info.name}[{k}]")
            for info in opinfo.OPS for k, s in enumerate(info.samples)]
